@@ -1,0 +1,160 @@
+"""ValidatedRun -> ExperimentAnalysis: the statistics of the `independent` design.
+
+Headline: first-submission pass rate over ALL planned calls (a timeout or a missing
+call is a non-pass, never a dropped row). Beside it: pass rate among complete returns,
+technical failures by reason, latency. The primary comparison is candidate - baseline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import stats
+from .outcomes import TECHNICAL_FAILURES
+from .stats import Estimate, TestResult, Verdict
+from .validate import Call, ValidatedRun
+
+LATENCY_METHOD = "median and 90th percentile (linear interpolation) of complete returns"
+
+
+@dataclass(frozen=True)
+class ServiceResult:
+    service: str
+    planned: int
+    first_calls: tuple[str, ...]  # call ids of formal first submissions
+    complete_calls: tuple[str, ...]
+    first_pass: Estimate  # passes / planned
+    complete_pass: Estimate  # passes / complete returns
+    n_missing: int  # planned first submissions with no row: counted as non-passes
+    failures: tuple[tuple[str, tuple[str, ...]], ...]  # (status, call ids), every reason
+    latency_median_ms: float | None
+    latency_p90_ms: float | None
+    critical_calls: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ComparisonResult:
+    baseline: str
+    candidate: str
+    difference: Estimate  # candidate - baseline
+    fisher: TestResult
+    verdict: Verdict
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GroupAnalysis:
+    """The whole run (block None) or one block of it."""
+
+    block: str | None
+    services: tuple[ServiceResult, ...]
+    comparisons: tuple[ComparisonResult, ...]
+    notes: tuple[str, ...] = ()
+
+    def service(self, service_id: str) -> ServiceResult:
+        return next(s for s in self.services if s.service == service_id)
+
+
+@dataclass(frozen=True)
+class ExperimentAnalysis:
+    run: ValidatedRun
+    overall: GroupAnalysis
+    blocks: tuple[GroupAnalysis, ...]
+    excluded_pilot: tuple[str, ...]  # pilot rows kept out of the formal statistics
+    later_attempts: tuple[str, ...]  # attempt > 1: not part of first-submission metrics
+
+
+def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
+    contract = run.contract
+    formal = [c for c in run.calls if c.phase == "formal"]
+    first = [c for c in formal if c.attempt == 1]
+    overall = _analyze_group(run, first, None, dict(contract.planned_calls))
+    blocks = []
+    for block in contract.blocks or sorted({c.block_id for c in first}):
+        in_block = [c for c in first if c.block_id == block]
+        planned, notes = _planned_per_block(run, in_block)
+        blocks.append(_analyze_group(run, in_block, block, planned, notes))
+    return ExperimentAnalysis(
+        run=run, overall=overall, blocks=tuple(blocks),
+        excluded_pilot=tuple(c.call_id for c in run.calls if c.phase == "pilot"),
+        later_attempts=tuple(c.call_id for c in formal if c.attempt > 1),
+    )
+
+
+def _planned_per_block(run: ValidatedRun, calls: list[Call]) -> tuple[dict[str, int], tuple[str, ...]]:
+    """Registered calls per block: the planned total split evenly over the blocks when
+    it divides; otherwise the observed count, said so on the page."""
+    n_blocks = len(run.contract.blocks)
+    planned: dict[str, int] = {}
+    notes: list[str] = []
+    for service, total in run.contract.planned_calls.items():
+        observed = sum(1 for c in calls if c.service == service)
+        if n_blocks and total % n_blocks == 0:
+            planned[service] = max(total // n_blocks, observed)
+        else:
+            planned[service] = observed
+            notes.append(f"{service}: the plan does not divide evenly over the blocks, so the "
+                         "block's denominator is its observed first submissions")
+    return planned, tuple(notes)
+
+
+def _analyze_group(run: ValidatedRun, calls: list[Call], block: str | None,
+                   planned: dict[str, int], notes: tuple[str, ...] = ()) -> GroupAnalysis:
+    contract = run.contract
+    cl = contract.confidence_level
+    services = tuple(
+        _service_result(s.id, [c for c in calls if c.service == s.id], planned.get(s.id, 0), cl)
+        for s in contract.services
+    )
+    by_id = {s.service: s for s in services}
+    comparisons = []
+    base = by_id.get(contract.baseline)
+    for candidate in contract.candidates:
+        cand = by_id.get(candidate)
+        if base is None or cand is None:
+            continue
+        comparisons.append(_compare(base, cand, contract, cl))
+    return GroupAnalysis(block, services, tuple(comparisons), notes)
+
+
+def _service_result(service: str, calls: list[Call], planned: int, cl: float) -> ServiceResult:
+    # More rows than planned means the plan was not followed; counting every row keeps
+    # the rate a proportion (the audit reports the overrun).
+    denominator = max(planned, len(calls))
+    passes = sum(1 for c in calls if c.passed)
+    complete = [c for c in calls if c.status == "ok"]
+    latencies = np.array([c.latency_ms for c in complete if c.latency_ms is not None], dtype=float)
+    failures = tuple(
+        (status, tuple(c.call_id for c in calls if c.status == status))
+        for status in TECHNICAL_FAILURES
+        if any(c.status == status for c in calls)
+    )
+    return ServiceResult(
+        service=service, planned=denominator,
+        first_calls=tuple(c.call_id for c in calls),
+        complete_calls=tuple(c.call_id for c in complete),
+        first_pass=stats.wilson(passes, denominator, cl),
+        complete_pass=stats.wilson(passes, len(complete), cl),
+        n_missing=denominator - len(calls),
+        failures=failures,
+        latency_median_ms=float(np.median(latencies)) if latencies.size else None,
+        latency_p90_ms=float(np.percentile(latencies, 90)) if latencies.size else None,
+        critical_calls=tuple(c.call_id for c in calls if c.critical),
+    )
+
+
+def _compare(base: ServiceResult, cand: ServiceResult, contract, cl: float) -> ComparisonResult:
+    x_c, n_c = cand.first_pass.numerator or 0, cand.first_pass.denominator or 0
+    x_b, n_b = base.first_pass.numerator or 0, base.first_pass.denominator or 0
+    difference = stats.newcombe_difference(x_c, n_c, x_b, n_b, cl)
+    fisher = stats.fisher_exact([[x_c, n_c - x_c], [x_b, n_b - x_b]])
+    verdict = stats.decide(
+        difference.low, difference.high,
+        min_useful_effect=contract.min_useful_effect,
+        noninferiority_margin=contract.noninferiority_margin,
+        critical_failure=contract.block_on_critical and bool(cand.critical_calls),
+    )
+    return ComparisonResult(base.service, cand.service, difference, fisher, verdict,
+                            cand.first_calls + base.first_calls)

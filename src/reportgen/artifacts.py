@@ -1,0 +1,249 @@
+"""Artifacts of each call: read, hashed, content-addressed, and SVG rendered safely.
+
+Three artifacts per drawing call, each hashed, so a reader can see how one came from
+the other: the raw response, the SVG (from the log's folder, or extracted from the
+response), and the PNG this build rendered. Rendering runs in worker processes with a
+time budget and bounded output size; CairoSVG only ever gets bytes we read ourselves
+and a URL fetcher that refuses everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import re
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from .sanitize import SVG_NS, SvgRejected, parse_svg, sanitize_svg
+from .validate import Call, ValidatedRun
+
+RENDER_WIDTH = 512
+MAX_RENDER_HEIGHT = 2048
+RENDER_SECONDS = 10.0
+WORKER_MEMORY_BYTES = 1 << 30
+SVG_BLOCK = re.compile(rb"<svg\b.*?</svg\s*>", re.S | re.I)
+
+
+@dataclass(frozen=True)
+class Artifact:
+    name: str  # as in the source folder, e.g. response.txt
+    sha256: str
+    data: bytes
+    kind: str  # "response", "svg", "other"
+    derived: str | None = None  # how the build made it, if it did
+
+    @property
+    def published_name(self) -> str:
+        """Content-addressed name. Anything that is not an image is published as text,
+        so a browser never runs what a model wrote."""
+        return f"{self.sha256}.txt"
+
+
+@dataclass(frozen=True)
+class Render:
+    svg_sha256: str
+    png: bytes | None
+    png_sha256: str | None
+    safe_svg: bytes | None  # sanitized copy shown through <img>
+    safe_svg_sha256: str | None
+    notes: tuple[str, ...]  # repairs made and reasons a render failed
+
+
+@dataclass(frozen=True)
+class CallArtifacts:
+    call_id: str
+    files: tuple[Artifact, ...]
+
+    def first(self, kind: str) -> Artifact | None:
+        return next((a for a in self.files if a.kind == kind), None)
+
+
+@dataclass(frozen=True)
+class RenderSettings:
+    renderer: str
+    width: int
+    max_height: int
+    seconds: float
+    viewport: tuple[float, float]
+
+    def describe(self) -> str:
+        return (f"{self.renderer}, {self.width} px wide (at most {self.max_height} px tall), "
+                f"white background, {self.seconds:g} s budget per file, external references refused")
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def render_settings(run: ValidatedRun) -> RenderSettings:
+    import cairosvg
+
+    viewport = (400.0, 300.0)
+    for task in run.contract.tasks:
+        match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*[x×]\s*(\d+(?:\.\d+)?)\s*$", str(task.get("render_viewport", "")))
+        if match:
+            viewport = (float(match.group(1)), float(match.group(2)))
+            break
+    return RenderSettings(f"CairoSVG {cairosvg.__version__}", RENDER_WIDTH, MAX_RENDER_HEIGHT,
+                          RENDER_SECONDS, viewport)
+
+
+def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
+    """Read every call's artifact file or folder (paths were checked by validate)."""
+    out: dict[str, CallArtifacts] = {}
+    root = run.folder.resolve()
+    for call in run.calls:
+        if not call.artifact_path:
+            continue
+        target = run.folder / call.artifact_path
+        paths = [target] if target.is_file() else sorted(
+            p for p in target.rglob("*") if p.is_file() and p.resolve().is_relative_to(root))
+        files = []
+        for path in paths:
+            data = path.read_bytes()
+            name = path.name if path == target else path.relative_to(target).as_posix()
+            files.append(Artifact(name, sha256(data), data, _kind(name)))
+        if not any(a.kind == "svg" for a in files):
+            response = next((a for a in files if a.kind == "response"), None)
+            match = SVG_BLOCK.search(response.data) if response else None
+            if match:
+                svg = match.group(0)
+                files.append(Artifact("extracted.svg", sha256(svg), svg, "svg",
+                                      derived=f"first <svg>…</svg> block of {response.name}"))
+        out[call.call_id] = CallArtifacts(call.call_id, tuple(files))
+    return out
+
+
+def _kind(name: str) -> str:
+    lower = name.lower()
+    if lower.endswith(".svg"):
+        return "svg"
+    if lower.endswith((".txt", ".md", ".json")):
+        return "response"
+    return "other"
+
+
+def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: int | None = None) -> dict[str, Render]:
+    """Render each distinct SVG once (keyed by its sha256), in parallel."""
+    if not svgs:
+        return {}
+    items = sorted(svgs.items())
+    processes = max(1, min(processes or multiprocessing.cpu_count(), len(items)))
+    context = multiprocessing.get_context("fork" if hasattr(signal, "SIGALRM") else "spawn")
+    results: dict[str, Render] = {}
+    with context.Pool(processes, initializer=_init_worker) as pool:
+        pending = [(sha, pool.apply_async(render_one, (data, settings))) for sha, data in items]
+        # Each render stops itself at the budget; this backstop covers a worker stuck in C.
+        backstop = settings.seconds * (len(items) / processes + 2)
+        for sha, job in pending:
+            try:
+                results[sha] = job.get(timeout=backstop)
+            except multiprocessing.TimeoutError:
+                results[sha] = _failed(sha, f"not rendered: the renderer did not finish in {settings.seconds:g} s")
+            except Exception as exc:  # a worker that died: the call page says so
+                results[sha] = _failed(sha, f"not rendered: the renderer failed ({type(exc).__name__})")
+        pool.terminate()
+    return results
+
+
+def _failed(sha: str, note: str, notes: Iterable[str] = ()) -> Render:
+    return Render(sha, None, None, None, None, (*notes, note))
+
+
+def _init_worker() -> None:
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
+    except (ImportError, ValueError, OSError):  # pragma: no cover - not on every platform
+        pass
+
+
+class _RenderTimeout(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):  # pragma: no cover - runs in a worker
+    raise _RenderTimeout
+
+
+def _refuse_url(url: str, resource_type: str):
+    raise ValueError(f"external reference refused: {url[:80]}")
+
+
+def render_one(data: bytes, settings: RenderSettings) -> Render:
+    """Parse safely, repair what is recorded as repairable, render to a bounded PNG."""
+    svg_sha = sha256(data)
+    notes: list[str] = []
+    if not data.strip():
+        return _failed(svg_sha, "not rendered: the SVG is empty")
+    if b"xlink:" in data and b"xmlns:xlink" not in data:
+        data = re.sub(rb"<svg\b", b'<svg xmlns:xlink="http://www.w3.org/1999/xlink"', data, count=1)
+        notes.append(f"repaired: declared the missing xlink namespace (original sha256 {svg_sha})")
+    try:
+        root = parse_svg(data)
+    except SvgRejected as exc:
+        return _failed(svg_sha, f"not rendered: {exc}", notes)
+    if root.tag not in (f"{{{SVG_NS}}}svg", "svg"):
+        return _failed(svg_sha, "not rendered: the root element is not <svg>", notes)
+    width, height, size_note = _intrinsic_size(root, settings.viewport)
+    if size_note:
+        notes.append(size_note)
+    out_height = round(settings.width * height / width)
+    if out_height > settings.max_height:
+        return _failed(svg_sha, f"not rendered: a {width:g}×{height:g} drawing would be "
+                       f"{out_height} px tall at {settings.width} px wide (limit {settings.max_height})", notes)
+    try:
+        safe = sanitize_svg(data)
+    except SvgRejected:
+        safe = None
+    from cairosvg.surface import PNGSurface  # svg2png() does not pass url_fetcher on
+
+    previous = signal.signal(signal.SIGALRM, _on_alarm) if hasattr(signal, "SIGALRM") else None
+    try:
+        if previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, settings.seconds)
+        png = PNGSurface.convert(
+            bytestring=data, url_fetcher=_refuse_url, unsafe=False,
+            parent_width=width, parent_height=height,
+            output_width=settings.width, output_height=max(1, out_height),
+            background_color="white",
+        )
+    except _RenderTimeout:
+        return _failed(svg_sha, f"not rendered: the renderer did not finish in {settings.seconds:g} s", notes)
+    except RecursionError:
+        return _failed(svg_sha, "not rendered: the SVG references itself without end", notes)
+    except MemoryError:
+        return _failed(svg_sha, "not rendered: the SVG needs more memory than the renderer may use", notes)
+    except Exception as exc:  # CairoSVG raises many types for bad input; all are notes
+        return _failed(svg_sha, f"not rendered: {type(exc).__name__}: {str(exc)[:200]}", notes)
+    finally:
+        if previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    return Render(svg_sha, png, sha256(png), safe, sha256(safe) if safe else None, tuple(notes))
+
+
+_LENGTH = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(px)?\s*$")
+
+
+def _intrinsic_size(root, viewport: tuple[float, float]) -> tuple[float, float, str | None]:
+    def length(name: str) -> float | None:
+        match = _LENGTH.match(root.get(name, ""))
+        return float(match.group(1)) if match and float(match.group(1)) > 0 else None
+
+    width, height = length("width"), length("height")
+    if width and height:
+        return width, height, None
+    parts = re.split(r"[\s,]+", root.get("viewBox", "").strip())
+    try:
+        vb_w, vb_h = float(parts[2]), float(parts[3])
+        if vb_w > 0 and vb_h > 0:
+            return vb_w, vb_h, None
+    except (IndexError, ValueError):
+        pass
+    w, h = viewport
+    return w, h, f"the SVG gives no size: rendered in the task's viewport {w:g}×{h:g}"

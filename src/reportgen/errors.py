@@ -1,0 +1,47 @@
+"""One exception family. Every problem knows where it is: file, line and field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One thing wrong with the input, written as ``file:line: field: message``."""
+
+    file: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class ReportgenError(Exception):
+    """Base class: an expected failure reported to the user without a traceback."""
+
+    exit_code = 1
+
+
+class InputError(ReportgenError):
+    """The source folder cannot be published; carries every problem found."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = sorted(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class Collector:
+    """Collects problems across a stage so the user sees all of them at once."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def add(self, file: str, line: int, field: str, message: str) -> None:
+        self.problems.append(Problem(file, line, field, message))
+
+    def raise_if_any(self) -> None:
+        if self.problems:
+            raise InputError(self.problems)

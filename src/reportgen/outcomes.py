@@ -1,0 +1,41 @@
+"""The outcome taxonomy: every planned call ends in exactly one of these."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Status = Literal["ok", "timeout", "api_error", "stream_cut", "length_limit", "harness_error"]
+STATUSES: tuple[str, ...] = ("ok", "timeout", "api_error", "stream_cut", "length_limit", "harness_error")
+TECHNICAL_FAILURES: tuple[str, ...] = STATUSES[1:]
+
+Outcome = Literal["technical_failure", "failed", "passed", "disputed"]
+
+STATUS_LABELS = {
+    "ok": "complete",
+    "timeout": "timed out",
+    "api_error": "API error",
+    "stream_cut": "stream cut off",
+    "length_limit": "hit the length limit",
+    "harness_error": "harness error (local network or test script)",
+}
+OUTCOME_LABELS = {
+    "technical_failure": "technical failure",
+    "failed": "complete, failed the task",
+    "passed": "complete, passed",
+    "disputed": "complete, grade disputed",
+}
+
+
+def classify(status: str, qualified: bool | None, disputed: bool) -> Outcome:
+    """One outcome per call. A disputed grade stays visible as such; whether it
+    counts as a pass is decided by the settled ``qualified`` value the log records
+    under the contract's dispute rule (no settled grade: not a pass)."""
+    if status != "ok":
+        return "technical_failure"
+    if disputed:
+        return "disputed"
+    return "passed" if qualified else "failed"
+
+
+def counts_as_pass(status: str, qualified: bool | None) -> bool:
+    return status == "ok" and qualified is True

@@ -1,0 +1,110 @@
+"""How numbers are shown: the only place where rounding happens.
+
+Honest display rules: an estimate never appears without its interval; a rate is shown
+as 0% or 100% only when it is exactly that; p-values too small to print are bounded,
+never shown as 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .claims import Claim
+
+MINUS = "\u2212"
+
+
+def _signed(text: str) -> str:
+    return text.replace("-", MINUS)
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    if value is None or math.isnan(value):
+        return "undefined"
+    if value == 0:
+        return "0%"
+    if value == 1:
+        return "100%"
+    text = f"{value * 100:.{digits}f}"
+    floor = 10 ** -digits
+    if float(text) == 0:
+        return f"<{floor:.{digits}f}%"
+    if float(text) == 100:
+        return f">{100 - floor:.{digits}f}%"
+    return f"{text}%"
+
+
+def points(value: float | None, digits: int = 1) -> str:
+    """A difference of rates, in percentage points, with an explicit sign."""
+    if value is None or math.isnan(value):
+        return "undefined"
+    if value == 0:
+        return "0.0"
+    text = f"{value * 100:+.{digits}f}"
+    if float(text) == 0:
+        text = f"{'+' if value > 0 else '-'}<{10 ** -digits:.{digits}f}"
+    return _signed(text)
+
+
+def p_value(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "undefined"
+    if value < 0.0001:
+        return "< 0.0001"
+    if value >= 0.99995 and value < 1:
+        return "> 0.9999"
+    return f"{value:.4f}"
+
+
+def milliseconds(value: float | None) -> str:
+    if value is None:
+        return "undefined"
+    return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.0f} ms"
+
+
+def interval(claim: Claim) -> str:
+    if claim.low is None or claim.high is None:
+        return ""
+    if claim.kind in ("difference", "decision"):
+        return f"[{points(claim.low)}, {points(claim.high)}]"
+    return f"[{percent(claim.low)}, {percent(claim.high)}]"
+
+
+def level(claim: Claim) -> str:
+    return percent(claim.confidence_level, 0) if claim.confidence_level else ""
+
+
+def value(claim: Claim) -> str:
+    """The claim's number as the pages show it (interval shown separately)."""
+    if claim.kind == "rate":
+        return f"{percent(claim.estimate)} ({claim.numerator}/{claim.denominator})"
+    if claim.kind == "difference":
+        return f"{points(claim.estimate)} points"
+    if claim.kind == "decision":
+        return VERDICT_LABELS.get(claim.verdict or "", claim.verdict or "")
+    if claim.kind == "test":
+        return f"p = {p_value(claim.p_value)}" if claim.p_value is not None else "undefined"
+    if claim.unit == "ms":
+        return milliseconds(claim.estimate)
+    if claim.kind == "count" and claim.numerator is not None:
+        return str(claim.numerator)
+    return "undefined" if claim.estimate is None else f"{claim.estimate:g}"
+
+
+VERDICT_LABELS = {
+    "blocked_by_critical": "blocked by a critical failure",
+    "useful_improvement": "useful improvement shown",
+    "improvement_not_useful_size": "improvement shown, useful size not proven",
+    "candidate_worse": "candidate worse",
+    "no_difference_shown": "no difference shown (not equivalence)",
+}
+
+
+def p_value_reading(p: float, alpha: float) -> str:
+    """One line on what the p-value is, and is not."""
+    share = percent(p, 1) if p >= 0.001 else "less than 0.1%"
+    side = "below" if p < alpha else "not below"
+    return (f"If both services had the same pass probability, a split of passes at least this "
+            f"uneven would occur in about {share} of runs like this one; p is {side} the "
+            f"pre-registered α = {alpha:g}. It is not the probability that either service is "
+            "better, nor that the result is due to chance.")

@@ -1,0 +1,190 @@
+"""Everything above -> {relative path: bytes} for one version, through the theme.
+
+Pages are rendered by jinja2 with autoescaping on for every template: model text and
+log fields are data, never markup. Links are relative and name files, so the site
+works from file://, from a server root and under a sub-path.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Mapping
+
+import jinja2
+
+from . import __version__, present
+from .analyze import ExperimentAnalysis
+from .artifacts import CallArtifacts, Render, RenderSettings
+from .claims import RESULTS_SCHEMA, Claim, comparison_key
+from .outcomes import OUTCOME_LABELS, STATUS_LABELS
+from .validate import ValidatedSource
+
+CSP = ("default-src 'none'; img-src 'self'; style-src 'self'; base-uri 'none'; "
+       "form-action 'none'; frame-ancestors 'none'")
+
+
+@dataclass(frozen=True)
+class RunReport:
+    analysis: ExperimentAnalysis
+    claims: tuple[Claim, ...]
+    artifacts: Mapping[str, CallArtifacts]
+    renders: Mapping[str, Render]  # by SVG sha256
+    settings: RenderSettings
+
+
+@dataclass(frozen=True)
+class Report:
+    source: ValidatedSource
+    runs: tuple[RunReport, ...]
+    built_at: str
+
+    @property
+    def claims(self) -> tuple[Claim, ...]:
+        return tuple(c for r in self.runs for c in r.claims)
+
+
+def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
+    """The user's theme folder (if the config names one) over the default theme."""
+    default = resources.files("reportgen.themes") / "default" / "templates"
+    loaders: list[jinja2.BaseLoader] = []
+    user = source_root / theme
+    if theme != "default" and (user / "templates").is_dir():
+        loaders.append(jinja2.FileSystemLoader(str(user / "templates")))
+    loaders.append(jinja2.FileSystemLoader(str(default)))
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders), autoescape=True, undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+    )
+    env.globals.update(
+        percent=present.percent, points=present.points, p_value=present.p_value,
+        milliseconds=present.milliseconds, claim_value=present.value,
+        claim_interval=present.interval, claim_level=present.level,
+        verdict_labels=present.VERDICT_LABELS, status_labels=STATUS_LABELS,
+        outcome_labels=OUTCOME_LABELS, csp=CSP, reportgen_version=__version__,
+    )
+    return env
+
+
+def theme_static(source_root: Path, theme: str) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    default = resources.files("reportgen.themes") / "default" / "static"
+    for item in sorted(default.iterdir(), key=lambda p: p.name):
+        if item.is_file():
+            files[f"static/{item.name}"] = item.read_bytes()
+    user = source_root / theme / "static"
+    if theme != "default" and user.is_dir():
+        for item in sorted(user.iterdir()):
+            if item.is_file() and not item.is_symlink():
+                files[f"static/{item.name}"] = item.read_bytes()
+    return files
+
+
+def call_page(run_id: str, call_id: str) -> str:
+    return f"calls/{run_id}/{call_id}.html"
+
+
+def render_version(report: Report) -> dict[str, bytes]:
+    config = report.source.config
+    env = theme_environment(report.source.root, config.theme)
+    claims = {c.id: c for c in report.claims}
+    files: dict[str, bytes] = dict(theme_static(report.source.root, config.theme))
+    common = dict(site=config, built_at=report.built_at, claims=claims,
+                  digest=report.source.digest)
+
+    def page(path: str, template: str, **context) -> None:
+        root = "../" * path.count("/")
+        html = env.get_template(template).render(root=root, path=path, **common, **context)
+        files[path] = html.encode("utf-8")
+
+    views = [_run_view(r) for r in report.runs]
+    page("index.html", "index.html", runs=views)
+    for run, view in zip(report.runs, views):
+        rid = view["id"]
+        page(f"experiments/{rid}/index.html", "experiment.html", run=view)
+        for service in view["services"]:
+            page(f"experiments/{rid}/{service['id']}.html", "service.html", run=view, service=service)
+        for call in view["calls"]:
+            page(call_page(rid, call["call"].call_id), "call.html", run=view, call=call)
+        files.update(_data_files(run))
+        files.update(_artifact_files(run))
+    page("claims.html", "claims.html", claim_list=report.claims,
+         calls={(v["id"], c["call"].call_id): c for v in views for c in v["calls"]})
+    files["data/results.json"] = results_json(report)
+    return files
+
+
+def results_json(report: Report) -> bytes:
+    body = {
+        "schema": RESULTS_SCHEMA, "version": report.source.config.version,
+        "source_digest": report.source.digest, "built_at": report.built_at,
+        "generator": f"reportgen {__version__}",
+        "claims": [c.to_json() for c in report.claims],
+    }
+    return (json.dumps(body, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def _data_files(run: RunReport) -> dict[str, bytes]:
+    vr = run.analysis.run
+    rid = vr.contract.id
+    files = {
+        f"data/{rid}/run.toml": (vr.folder / "run.toml").read_bytes(),
+        f"data/{rid}/{vr.log.name}": (vr.folder / vr.log.name).read_bytes(),
+    }
+    for hexdigest, data in sorted(vr.requests.items()):
+        files[f"data/{rid}/requests/{hexdigest}.json"] = data
+    return files
+
+
+def _artifact_files(run: RunReport) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for bundle in run.artifacts.values():
+        for artifact in bundle.files:
+            files[f"artifacts/{artifact.published_name}"] = artifact.data
+            render = run.renders.get(artifact.sha256) if artifact.kind == "svg" else None
+            if render and render.png:
+                files[f"artifacts/{render.png_sha256}.png"] = render.png
+            if render and render.safe_svg:
+                files[f"artifacts/{render.safe_svg_sha256}.svg"] = render.safe_svg
+    return files
+
+
+def _run_view(run: RunReport) -> dict:
+    """What the templates need about one run, computed once per page set."""
+    analysis = run.analysis
+    vr = analysis.run
+    contract = vr.contract
+    calls = []
+    for call in vr.calls:
+        bundle = run.artifacts.get(call.call_id)
+        svg = bundle.first("svg") if bundle else None
+        calls.append({
+            "call": call, "artifacts": bundle.files if bundle else (),
+            "response": bundle.first("response") if bundle else None,
+            "svg": svg, "render": run.renders.get(svg.sha256) if svg else None,
+            "request": vr.requests.get(call.request_hex),
+            "page": call_page(contract.id, call.call_id),
+            "counted": call.phase == "formal" and call.attempt == 1,
+        })
+    services = []
+    for s in contract.services:
+        result = analysis.overall.service(s.id)
+        services.append({"id": s.id, "service": s, "result": result,
+                         "calls": [c for c in calls if c["call"].service == s.id]})
+    key = f"{contract.id}.{comparison_key(analysis.overall.comparisons[0])}" if analysis.overall.comparisons else None
+    return {
+        "id": contract.id, "contract": contract, "analysis": analysis, "services": services,
+        "calls": calls, "comparison_key": key, "settings": run.settings,
+        "contract_text": (vr.folder / "run.toml").read_text(encoding="utf-8"),
+        "log_name": vr.log.name, "p_reading": _p_reading(analysis, run.claims),
+    }
+
+
+def _p_reading(analysis: ExperimentAnalysis, claims: tuple[Claim, ...]) -> str | None:
+    test = next((c for c in claims if c.kind == "test" and ".block-" not in c.id), None)
+    if test is None or test.p_value is None:
+        return None
+    return present.p_value_reading(test.p_value, analysis.run.contract.alpha)
+

@@ -1,0 +1,128 @@
+"""Intervals and tests for pass rates (binomial proportions).
+
+Formulas:
+- Wilson score interval: Wilson (1927); the interval of R's ``prop.test`` without
+  continuity correction and of statsmodels ``proportion_confint(method="wilson")``.
+- Newcombe hybrid-score interval for a difference of two independent proportions:
+  Newcombe (1998), method 10; statsmodels ``confint_proportions_2indep(method="newcomb")``.
+- Fisher's exact test, two-sided: the sum of the probabilities of all tables with the
+  same margins that are no more likely than the observed one (R's ``fisher.test``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy.special import gammaln
+from scipy.stats import norm
+
+from .results import Estimate, TestResult
+
+RATE_ASSUMPTIONS = (
+    "calls are independent of one another",
+    "the pass probability is stable over the observation window",
+)
+DIFFERENCE_ASSUMPTIONS = RATE_ASSUMPTIONS + (
+    "the two samples are independent (no pairing of calls)",
+    "the comparison was chosen before the data were seen",
+)
+
+
+def _z(confidence_level: float) -> float:
+    if not 0.0 < confidence_level < 1.0:
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
+    return float(norm.ppf(0.5 + confidence_level / 2.0))
+
+
+def _check_counts(passes: int, n: int) -> None:
+    if n < 0 or passes < 0 or passes > n:
+        raise ValueError(f"need 0 <= passes <= n, got passes={passes!r}, n={n!r}")
+
+
+def wilson(passes: int, n: int, confidence_level: float = 0.95) -> Estimate:
+    """Wilson score interval for ``passes`` out of ``n``."""
+    _check_counts(passes, n)
+    z = _z(confidence_level)
+    if n == 0:
+        return Estimate(
+            estimate=math.nan, low=0.0, high=1.0, confidence_level=confidence_level,
+            method="wilson", assumptions=RATE_ASSUMPTIONS,
+            warnings=("no observations: the rate is undefined and the interval is all of [0, 1]",),
+            numerator=0, denominator=0,
+        )
+    p = passes / n
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = (z / (1 + z2 / n)) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    # At 0/n and n/n the formula gives the bound exactly; clamp rounding noise.
+    low = 0.0 if passes == 0 else max(0.0, centre - half)
+    high = 1.0 if passes == n else min(1.0, centre + half)
+    return Estimate(
+        estimate=p, low=low, high=high, confidence_level=confidence_level,
+        method="wilson", assumptions=RATE_ASSUMPTIONS, numerator=passes, denominator=n,
+    )
+
+
+def newcombe_difference(
+    x1: int, n1: int, x2: int, n2: int, confidence_level: float = 0.95
+) -> Estimate:
+    """Newcombe hybrid-score interval for ``x1/n1 - x2/n2`` (independent samples)."""
+    if n1 == 0 or n2 == 0:
+        _check_counts(x1, n1)
+        _check_counts(x2, n2)
+        return Estimate(
+            estimate=math.nan, low=-1.0, high=1.0, confidence_level=confidence_level,
+            method="newcombe-hybrid-score", assumptions=DIFFERENCE_ASSUMPTIONS,
+            warnings=("one side has no observations: the difference is undefined",),
+        )
+    a = wilson(x1, n1, confidence_level)
+    b = wilson(x2, n2, confidence_level)
+    d = a.estimate - b.estimate
+    low = d - math.sqrt((a.estimate - a.low) ** 2 + (b.high - b.estimate) ** 2)
+    high = d + math.sqrt((a.high - a.estimate) ** 2 + (b.estimate - b.low) ** 2)
+    return Estimate(
+        estimate=d, low=max(-1.0, low), high=min(1.0, high),
+        confidence_level=confidence_level, method="newcombe-hybrid-score",
+        assumptions=DIFFERENCE_ASSUMPTIONS,
+    )
+
+
+def _log_hypergeom(k: int, row1: int, row2: int, col1: int) -> float:
+    """log P(top-left cell = k) for a 2x2 table with the given margins."""
+    n = row1 + row2
+
+    def log_comb(a: int, b: int) -> float:
+        return float(gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1))
+
+    return log_comb(row1, k) + log_comb(row2, col1 - k) - log_comb(n, col1)
+
+
+def fisher_exact(table) -> TestResult:
+    """Fisher's exact test, two-sided, for ``[[a, b], [c, d]]``.
+
+    Rows are the two groups, columns pass / not pass. The statistic is the sample
+    odds ratio ``(a*d)/(b*c)`` (inf or NaN where a margin makes it so, as in scipy).
+    """
+    (a, b), (c, d) = ((int(v) for v in row) for row in table)
+    if min(a, b, c, d) < 0:
+        raise ValueError(f"table cells must be non-negative, got {table!r}")
+    row1, row2, col1 = a + b, c + d, a + c
+    odds_ratio = (a * d / (b * c)) if b * c else (math.inf if a * d else math.nan)
+    warnings: tuple[str, ...] = ()
+    if row1 == 0 or row2 == 0 or col1 == 0 or col1 == row1 + row2:
+        # Only one table has these margins: nothing to test.
+        warnings = ("a margin of the table is zero: the test has no information (p = 1)",)
+        return TestResult(1.0, odds_ratio, "odds_ratio", "fisher-exact",
+                          assumptions=DIFFERENCE_ASSUMPTIONS, warnings=warnings)
+    k_min, k_max = max(0, col1 - row2), min(row1, col1)
+    logs = [_log_hypergeom(k, row1, row2, col1) for k in range(k_min, k_max + 1)]
+    observed = logs[a - k_min]
+    # Tables "no more likely" than the observed one, with R's relative tolerance
+    # so that ties in exact arithmetic are not lost to rounding.
+    threshold = observed + math.log1p(1e-7)
+    top = max(logs)
+    total = sum(math.exp(v - top) for v in logs)
+    tail = sum(math.exp(v - top) for v in logs if v <= threshold)
+    p = min(1.0, tail / total)
+    return TestResult(p, odds_ratio, "odds_ratio", "fisher-exact",
+                      assumptions=DIFFERENCE_ASSUMPTIONS, warnings=warnings)

@@ -1,0 +1,50 @@
+"""Typed, immutable results shared by every statistical method.
+
+A result never forgets what it is: the interval carries its confidence level and
+method, and every result carries the assumptions it rests on and any warning about
+degenerate data, so the page that shows it can show those too.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with a two-sided interval.
+
+    ``estimate`` is NaN only when the data cannot define it (n = 0); ``warnings``
+    then says so in words, and the site shows the words, not the NaN.
+    """
+
+    estimate: float
+    low: float
+    high: float
+    confidence_level: float
+    method: str
+    assumptions: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    numerator: int | None = None
+    denominator: int | None = None
+    p_value: float | None = None
+
+    @property
+    def is_defined(self) -> bool:
+        return not math.isnan(self.estimate)
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """A hypothesis test: its p-value, statistic and what it assumes."""
+
+    __test__ = False  # not a pytest test class
+
+    p_value: float
+    statistic: float
+    statistic_name: str
+    method: str
+    alternative: str = "two-sided"
+    assumptions: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = field(default=())

@@ -1,0 +1,134 @@
+"""Atomic write of site/<version>/ plus manifest.json, versions.json, index.html, 404.html.
+
+A version is written into a temporary folder beside its final place and renamed into
+place only when complete, so a failed or interrupted build never leaves a half-written
+version. A published version is immutable: rebuilding a label from a different source
+fails unless forced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import jinja2
+
+from .errors import ReportgenError
+
+MANIFEST_SCHEMA = "reportgen.manifest/1"
+
+
+class PublishError(ReportgenError):
+    pass
+
+
+@dataclass(frozen=True)
+class VersionEntry:
+    version: str
+    title: str
+    built_at: str
+    source_digest: str
+    aliases: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"version": self.version, "title": self.title, "built_at": self.built_at,
+                "source_digest": self.source_digest, "aliases": list(self.aliases)}
+
+
+def manifest_bytes(version: str, files: Mapping[str, bytes]) -> bytes:
+    body = {
+        "schema": MANIFEST_SCHEMA, "version": version,
+        "files": {path: "sha256:" + hashlib.sha256(files[path]).hexdigest() for path in sorted(files)},
+    }
+    return (json.dumps(body, indent=1) + "\n").encode("utf-8")
+
+
+def _existing_digest(folder: Path) -> str | None:
+    try:
+        return json.loads((folder / "data" / "results.json").read_text("utf-8")).get("source_digest")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def check_publishable(out: Path, version: str, digest: str, force: bool) -> None:
+    """Refuse, before any work, to overwrite a published version with other content."""
+    existing = out / version
+    if existing.exists() and not force:
+        old = _existing_digest(existing)
+        if old != digest:
+            raise PublishError(
+                f"{existing}: version {version!r} is already published from another source "
+                f"({old or 'unknown digest'}; this source is {digest}). Published versions are "
+                "immutable: choose a new label with --version, or replace it with --force.")
+
+
+def write_version(out: Path, version: str, files: Mapping[str, bytes]) -> Path:
+    """Write every file plus manifest.json into out/<version>/, atomically."""
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{version}.building-", dir=out))
+    try:
+        for rel in sorted(files):
+            _write_file(tmp, rel, files[rel])
+        _write_file(tmp, "manifest.json", manifest_bytes(version, files))
+        final = out / version
+        if final.exists():
+            # Two renames: the old version stays whole until the new one is complete.
+            old = Path(tempfile.mkdtemp(prefix=f".{version}.replaced-", dir=out))
+            old.rmdir()
+            final.rename(old)
+            tmp.rename(final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(final)
+        return final
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _write_file(root: Path, rel: str, data: bytes) -> None:
+    path = root / rel
+    # Paths come from our own renderer, but a name is never allowed to climb out.
+    if ".." in Path(rel).parts or Path(rel).is_absolute():
+        raise PublishError(f"refusing to write {rel!r}: it leaves the site folder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def _atomic_text(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, base_url: str) -> None:
+    """versions.json (merged with earlier versions), index.html, 404.html, .nojekyll."""
+    versions_path = out / "versions.json"
+    entries: list[dict] = []
+    if versions_path.is_file():
+        try:
+            entries = [e for e in json.loads(versions_path.read_text("utf-8")) if isinstance(e, dict)]
+        except ValueError:
+            entries = []
+    entries = [e for e in entries if e.get("version") != entry.version and (out / str(e.get("version"))).is_dir()]
+    entries.append(entry.to_json())
+    entries.sort(key=lambda e: (str(e.get("built_at", "")), str(e.get("version", ""))), reverse=True)
+    _atomic_text(versions_path, (json.dumps(entries, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    latest = str(entries[0]["version"])
+    title = str(entries[0].get("title", ""))
+    html = env.get_template("versions.html").render(title=title, latest=latest, versions=entries)
+    _atomic_text(out / "index.html", html.encode("utf-8"))
+    base = base_url if not base_url or base_url.endswith("/") else base_url + "/"
+    _atomic_text(out / "404.html", env.get_template("404.html").render(base_url=base).encode("utf-8"))
+    (out / ".nojekyll").touch()
