@@ -32,6 +32,7 @@ class Claim:
     p_value: float | None = None
     test: str | None = None
     verdict: str | None = None
+    verdict_label: str | None = None
     verdict_text: str | None = None
     unit: str | None = None  # "rate", "ms", "calls"
     assumptions: tuple[str, ...] = ()
@@ -48,7 +49,7 @@ class Claim:
             "statement": self.statement, "estimate": _json_number(self.estimate),
             "numerator": self.numerator, "denominator": self.denominator,
             "interval": interval, "p_value": self.p_value, "test": self.test,
-            "verdict": self.verdict, "verdict_text": self.verdict_text, "unit": self.unit,
+            "verdict": self.verdict, "verdict_label": self.verdict_label, "verdict_text": self.verdict_text, "unit": self.unit,
             "assumptions": list(self.assumptions), "warnings": list(self.warnings),
             "evidence": list(self.evidence),
         }
@@ -157,7 +158,7 @@ def _comparison_claims(c: ComparisonResult, prefix: str, run_id: str, where: str
             id=f"{key}.verdict", experiment=run_id, kind="decision",
             statement=f"Pre-registered decision for {c.candidate} against {c.baseline}",
             estimate=d.estimate, low=d.low, high=d.high, confidence_level=d.confidence_level,
-            method=d.method, unit="rate", verdict=v.code,
-            verdict_text=v.text + (f" {v.noninferiority_text}" if v.noninferiority_text else ""),
+            method=d.method, unit="rate", verdict=v.code, verdict_label=v.label,
+            verdict_text=v.reason + (f" {v.noninferiority_text}" if v.noninferiority_text else ""),
             assumptions=d.assumptions, evidence=c.evidence))
     return out

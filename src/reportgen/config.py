@@ -100,11 +100,18 @@ def _toml_error_line(message: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def _line_of(text: str, key: str) -> int:
-    """Best-effort line of ``key = ...`` in a TOML text, for error messages."""
+def _line_of(text: str, key: str, table: str = "[run]", nth: int = 1) -> int:
+    """Best-effort line of ``key = ...`` inside the ``nth`` occurrence of ``table`` in a
+    TOML text, for error messages (tomllib does not keep positions); 0 if not found."""
     leaf = key.rsplit(".", 1)[-1]
-    pattern = re.compile(rf"^\s*{re.escape(leaf)}\s*=", re.M)
-    match = pattern.search(text)
+    start = 0
+    for _ in range(nth):
+        found = re.compile(rf"^\s*{re.escape(table)}\s*$", re.M).search(text, start)
+        if found is None:
+            start = 0
+            break
+        start = found.end()
+    match = re.compile(rf"^\s*{re.escape(leaf)}\s*=", re.M).search(text, start)
     return text.count("\n", 0, match.start()) + 1 if match else 0
 
 
@@ -338,7 +345,7 @@ def _load_services(data: dict[str, Any], rel: str, text: str, problems: Collecto
             continue
         sid = entry.get("id")
         if not isinstance(sid, str) or not SAFE_ID.match(sid):
-            problems.add(rel, _line_of(text, "id"), f"service[{index}].id",
+            problems.add(rel, _line_of(text, "id", "[[service]]", index), f"service[{index}].id",
                          f"{sid!r} is not a usable service id (letters, digits, '.', '_', '-'; "
                          "it names pages and files)")
             continue

@@ -41,9 +41,14 @@ def points(value: float | None, digits: int = 1) -> str:
     if value == 0:
         return "0.0"
     text = f"{value * 100:+.{digits}f}"
-    if float(text) == 0:
-        text = f"{'+' if value > 0 else '-'}<{10 ** -digits:.{digits}f}"
+    if float(text) == 0:  # never print a non-zero difference as 0: show two significant digits
+        text = f"{value * 100:+.2g}"
     return _signed(text)
+
+
+def magnitude_points(value: float) -> str:
+    """A registered threshold or margin, in percentage points, without a sign."""
+    return f"{abs(value) * 100:g} points"
 
 
 def p_value(value: float | None) -> str:
@@ -81,7 +86,7 @@ def value(claim: Claim) -> str:
     if claim.kind == "difference":
         return f"{points(claim.estimate)} points"
     if claim.kind == "decision":
-        return VERDICT_LABELS.get(claim.verdict or "", claim.verdict or "")
+        return claim.verdict_label or claim.verdict or ""
     if claim.kind == "test":
         return f"p = {p_value(claim.p_value)}" if claim.p_value is not None else "undefined"
     if claim.unit == "ms":
@@ -89,15 +94,6 @@ def value(claim: Claim) -> str:
     if claim.kind == "count" and claim.numerator is not None:
         return str(claim.numerator)
     return "undefined" if claim.estimate is None else f"{claim.estimate:g}"
-
-
-VERDICT_LABELS = {
-    "blocked_by_critical": "blocked by a critical failure",
-    "useful_improvement": "useful improvement shown",
-    "improvement_not_useful_size": "improvement shown, useful size not proven",
-    "candidate_worse": "candidate worse",
-    "no_difference_shown": "no difference shown (not equivalence)",
-}
 
 
 def p_value_reading(p: float, alpha: float) -> str:

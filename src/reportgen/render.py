@@ -62,7 +62,7 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
         percent=present.percent, points=present.points, p_value=present.p_value,
         milliseconds=present.milliseconds, claim_value=present.value,
         claim_interval=present.interval, claim_level=present.level,
-        verdict_labels=present.VERDICT_LABELS, status_labels=STATUS_LABELS,
+        magnitude_points=present.magnitude_points, status_labels=STATUS_LABELS,
         outcome_labels=OUTCOME_LABELS, csp=CSP, reportgen_version=__version__,
     )
     return env

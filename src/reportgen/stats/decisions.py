@@ -14,29 +14,41 @@ VerdictCode = Literal[
     "no_difference_shown",
 ]
 
-_TEXT: dict[str, str] = {
-    "blocked_by_critical": "Blocked by a critical failure, whatever the interval.",
-    "useful_improvement": "Useful improvement shown: the whole interval lies above the "
-    "minimum useful effect.",
-    "improvement_not_useful_size": "Improvement shown, useful size not proven: the interval "
-    "excludes zero but reaches below the minimum useful effect. This is not evidence that "
-    "the candidate is useless.",
-    "candidate_worse": "Candidate worse: the whole interval lies below zero.",
-    "no_difference_shown": "No difference shown: the interval contains zero. This is NOT "
-    "evidence that the two are equivalent.",
+LABELS: dict[str, str] = {
+    "blocked_by_critical": "blocked by a critical failure",
+    "useful_improvement": "useful improvement shown",
+    "improvement_not_useful_size": "improvement shown, useful size not proven",
+    "candidate_worse": "candidate worse",
+    "no_difference_shown": "no difference shown",
+}
+REASONS: dict[str, str] = {
+    "blocked_by_critical": "a critical failure of the candidate blocks adoption whatever the interval.",
+    "useful_improvement": "the whole interval lies above the minimum useful effect.",
+    "improvement_not_useful_size": "the interval excludes zero but reaches below the minimum "
+    "useful effect. This is not evidence that the candidate is useless.",
+    "candidate_worse": "the whole interval lies below zero.",
+    "no_difference_shown": "the interval contains zero. This is NOT evidence that the two are "
+    "equivalent: the data may be too few to tell.",
 }
 
 
 @dataclass(frozen=True)
 class Verdict:
     code: VerdictCode
-    text: str
+    label: str
+    reason: str
     low: float
     high: float
     min_useful_effect: float | None
     noninferiority_margin: float | None
     noninferior: bool | None  # None when no margin was registered
     noninferiority_text: str | None
+
+    @property
+    def text(self) -> str:
+        """The whole verdict as one or two sentences."""
+        ni = f" {self.noninferiority_text}" if self.noninferiority_text else ""
+        return f"{self.label[0].upper()}{self.label[1:]}: {self.reason}{ni}"
 
 
 def decide(
@@ -58,9 +70,9 @@ def decide(
         code = "candidate_worse"
     else:
         code = "no_difference_shown"
-    text = _TEXT[code]
+    label, reason = LABELS[code], REASONS[code]
     if code == "improvement_not_useful_size" and min_useful_effect is None:
-        text = "Improvement shown: the interval excludes zero (no minimum useful effect was registered)."
+        label, reason = "improvement shown", "the interval excludes zero (no minimum useful effect was registered)."
     noninferior = None
     ni_text = None
     if noninferiority_margin is not None:
@@ -71,4 +83,4 @@ def decide(
             if noninferior
             else "Non-inferiority not shown: the interval reaches below minus the registered margin."
         )
-    return Verdict(code, text, low, high, min_useful_effect, noninferiority_margin, noninferior, ni_text)
+    return Verdict(code, label, reason, low, high, min_useful_effect, noninferiority_margin, noninferior, ni_text)

@@ -1,0 +1,152 @@
+"""Shared fixtures: the demo source, a small source factory and a CLI runner."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "content"
+
+REQUEST = {"model": "m-1", "messages": [{"role": "user", "content": "Draw a pelican riding a bicycle as SVG"}]}
+SVG = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 30" width="40" height="30">'
+       '<circle cx="20" cy="15" r="9" fill="#f5b041"/></svg>\n')
+
+CONTRACT = """\
+[run]
+id = "mini"
+title = "Mini run"
+question = "Do X and Y differ in first-submission pass rate?"
+phase = "formal"
+registered_at = "2026-10-01T08:00:00+00:00"
+design = "independent"
+primary_metric = "first_pass_rate"
+baseline = "X"
+candidates = ["Y"]
+alpha = 0.05
+planned_calls = 4
+blocks = ["1", "2"]
+concurrency = 1
+
+[task]
+id = "t"
+prompt = "Draw a pelican riding a bicycle as SVG"
+render_viewport = "40x30"
+
+[[service]]
+id = "X"
+group = "direct"
+requested_model = "m-1"
+
+[[service]]
+id = "Y"
+group = "relay"
+requested_model = "m-1"
+"""
+
+COLUMNS = ["run_id", "block_id", "service", "service_group", "requested_model", "returned_model",
+           "started_at", "request_hash", "status", "finish_reason", "latency_ms", "qualified",
+           "failure_reason", "artifact_path", "call_id", "grade_reason"]
+
+
+def request_hash(body: dict) -> str:
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return "sha256:" + hashlib.sha256(canonical).hexdigest()
+
+
+def default_rows() -> list[dict[str, str]]:
+    """X passes 3 of 4, Y passes 1 of 4 with one timeout; every complete call drew an SVG."""
+    plan = {"X": ["P", "P", "F", "P"], "Y": ["P", "T", "F", "F"]}
+    rows = []
+    for service, outcomes in plan.items():
+        for i, outcome in enumerate(outcomes, 1):
+            call_id = f"{service}-{i}"
+            row = {
+                "run_id": "mini", "block_id": "1" if i <= 2 else "2", "service": service,
+                "service_group": "direct" if service == "X" else "relay",
+                "requested_model": "m-1", "returned_model": "m-1",
+                "started_at": f"2026-10-01T09:{i:02d}:{0 if service == 'X' else 30:02d}+00:00",
+                "request_hash": request_hash(REQUEST), "status": "ok", "finish_reason": "stop",
+                "latency_ms": str(1000 * i), "qualified": "true" if outcome == "P" else "false",
+                "failure_reason": "", "artifact_path": f"artifacts/{call_id}", "call_id": call_id,
+                "grade_reason": "ok" if outcome == "P" else "wrong",
+            }
+            if outcome == "T":
+                row.update(status="timeout", finish_reason="", qualified="", latency_ms="60000",
+                           artifact_path="", failure_reason="timeout")
+            rows.append(row)
+    return rows
+
+
+class SourceFactory:
+    """Writes a small, valid source folder; tests then break exactly one thing."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def __call__(self, rows: list[dict[str, str]] | None = None, contract: str = CONTRACT,
+                 site: str | None = None, log_text: str | None = None, log_name: str = "calls.csv") -> Path:
+        source = self.root / "source"
+        if source.exists():
+            shutil.rmtree(source)
+        exp = source / "experiments" / "mini"
+        (exp / "requests").mkdir(parents=True)
+        (source / "reportgen.toml").write_text(site or 'title = "Mini report"\nversion = "v1"\n', encoding="utf-8")
+        (exp / "run.toml").write_text(contract, encoding="utf-8")
+        (exp / "requests" / f"{request_hash(REQUEST)[7:]}.json").write_text(json.dumps(REQUEST), encoding="utf-8")
+        rows = default_rows() if rows is None else rows
+        for row in rows:
+            if row.get("artifact_path", "").startswith("artifacts/"):
+                folder = exp / row["artifact_path"]
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / "response.txt").write_text(f"Here you go:\n```svg\n{SVG}```\n", encoding="utf-8")
+                (folder / "image.svg").write_text(SVG, encoding="utf-8")
+        if log_text is None:
+            if log_name.endswith(".jsonl"):
+                log_text = "".join(json.dumps(r) + "\n" for r in rows)
+            else:
+                columns = list(rows[0]) if rows else COLUMNS
+                path = exp / log_name
+                with path.open("w", newline="", encoding="utf-8") as handle:
+                    writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
+                    writer.writeheader()
+                    writer.writerows(rows)
+                return source
+        (exp / log_name).write_text(log_text, encoding="utf-8")
+        return source
+
+
+@pytest.fixture
+def make_source(tmp_path: Path) -> SourceFactory:
+    return SourceFactory(tmp_path)
+
+
+@pytest.fixture
+def demo_source(tmp_path: Path) -> Path:
+    target = tmp_path / "content"
+    shutil.copytree(DEMO, target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def demo_site(tmp_path_factory) -> Path:
+    """The demo built once for read-only checks: returns site/v1."""
+    out = tmp_path_factory.mktemp("demo") / "site"
+    result = CliRunner().invoke(main, ["build", str(DEMO), "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    return out / "v1"
+
+
+@pytest.fixture
+def run_cli():
+    def run(*args: str):
+        return CliRunner().invoke(main, [str(a) for a in args])
+    return run
