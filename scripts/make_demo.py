@@ -39,7 +39,8 @@ FLAWS = {
     "no_bicycle": "no bicycle: the pelican stands on the ground",
     "extra_leg": "the pelican has three legs",
 }
-MALFORMED = {"B-07": "truncated", "B-15": "duplicate_attribute"}
+# Two failing calls whose SVG does not parse (a grader sees nothing, so they fail).
+MALFORMED = {"B-09": "truncated", "B-18": "duplicate_attribute"}
 
 SERVICES = {
     "A": {"group": "official-api", "model": "pelican-large-2026-09"},
@@ -202,6 +203,7 @@ def build() -> None:
                 flaw = None if outcome == "P" else rng.choice(sorted(FLAWS))
                 svg = pelican_svg(rng, flaw)
                 if call_id in MALFORMED:
+                    assert outcome == "F", f"{call_id}: an unparseable SVG cannot pass"
                     svg = malformed(svg, MALFORMED[call_id])
                     flaw = "malformed"
                 folder = OUT / "artifacts" / call_id
