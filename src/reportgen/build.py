@@ -24,7 +24,8 @@ class BuildSummary:
     folder: Path
     n_calls: int
     n_pages: int
-    n_renders: int
+    n_drawings: int  # calls with an SVG
+    n_renders: int  # distinct SVGs rendered
     n_render_failures: int
     n_claims: int
     seconds: float
@@ -49,7 +50,9 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     renders = [r for run in report.runs for r in run.renders.values()]
     return BuildSummary(
         version=label, folder=folder, n_calls=sum(len(r.analysis.run.calls) for r in report.runs),
-        n_pages=sum(1 for p in files if p.endswith(".html")), n_renders=len(renders),
+        n_pages=sum(1 for p in files if p.endswith(".html")),
+        n_drawings=sum(1 for run in report.runs for b in run.artifacts.values() if b.first("svg")),
+        n_renders=len(renders),
         n_render_failures=sum(1 for r in renders if r.png is None),
         n_claims=len(report.claims), seconds=time.perf_counter() - started,
     )

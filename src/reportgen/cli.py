@@ -61,8 +61,8 @@ def build(ctx: click.Context, source: Path, out: Path, version_label: str | None
         return
     failures = f", {summary.n_render_failures} not renderable" if summary.n_render_failures else ""
     click.echo(f"built {summary.folder}: {summary.n_calls} calls, {summary.n_claims} claims, "
-               f"{summary.n_pages} pages, {summary.n_renders} drawings rendered{failures}, "
-               f"in {summary.seconds:.1f} s")
+               f"{summary.n_pages} pages, {summary.n_drawings} drawings ({summary.n_renders} distinct"
+               f"{failures}), in {summary.seconds:.1f} s")
 
 
 if __name__ == "__main__":  # pragma: no cover

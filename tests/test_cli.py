@@ -1,0 +1,96 @@
+"""The command line as a user meets it: exit codes, one-line errors, nothing half-written."""
+
+from __future__ import annotations
+
+from conftest import default_rows
+from sitecheck import tree_bytes
+
+
+def test_help(run_cli):
+    result = run_cli("build", "--help")
+    assert result.exit_code == 0
+    assert "Build SOURCE (default: content/) into OUT/<version>/" in result.output
+
+
+def test_build_summary_line(make_source, run_cli, tmp_path):
+    result = run_cli("build", make_source(), "--out", tmp_path / "site", "-q")
+    assert result.exit_code == 0
+    assert "built " in result.output and "8 calls" in result.output and "7 drawings (1 distinct)" in result.output
+
+
+def test_bad_input_exits_1_with_every_problem_and_writes_nothing(make_source, run_cli, tmp_path):
+    rows = default_rows()
+    rows[0]["status"] = "crashed"
+    rows[2]["started_at"] = "2026-10-01 09:03"
+    out = tmp_path / "site"
+    result = run_cli("build", make_source(rows), "--out", out)
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    assert lines == [
+        "error: experiments/mini/calls.csv:2: status: 'crashed' is not one of ok, timeout, api_error, "
+        "stream_cut, length_limit, harness_error",
+        "error: experiments/mini/calls.csv:4: started_at: '2026-10-01 09:03' has no UTC offset; write it "
+        "as 2026-10-01T09:03:00+00:00 (or the offset it was recorded in)",
+    ]
+    assert "2 problems found; nothing was written." in result.output
+    assert not out.exists()
+
+
+def test_failed_rebuild_leaves_the_published_site_untouched(make_source, run_cli, tmp_path):
+    out = tmp_path / "site"
+    assert run_cli("build", make_source(), "--out", out, "-q").exit_code == 0
+    before = tree_bytes(out)
+    rows = default_rows()
+    rows[0]["qualified"] = "maybe"
+    result = run_cli("build", make_source(rows), "--out", out, "--force", "-q")
+    assert result.exit_code == 1
+    assert tree_bytes(out) == before
+
+
+def test_published_version_is_immutable_unless_forced(make_source, run_cli, tmp_path):
+    out = tmp_path / "site"
+    assert run_cli("build", make_source(), "--out", out, "-q").exit_code == 0
+    before = tree_bytes(out)
+    rows = default_rows()
+    rows[2]["qualified"] = "true"  # a relabelled call: a different source
+    changed = make_source(rows)
+    result = run_cli("build", changed, "--out", out, "-q")
+    assert result.exit_code == 1
+    assert "version 'v1' is already published from another source" in result.output
+    assert "choose a new label with --version, or replace it with --force" in result.output
+    assert tree_bytes(out) == before
+    assert run_cli("build", changed, "--out", out, "--force", "-q").exit_code == 0
+    assert tree_bytes(out) != before
+    assert run_cli("build", changed, "--out", out, "--version", "v2", "-q").exit_code == 0
+    assert (out / "v2/index.html").is_file() and (out / "v1/index.html").is_file()
+    assert not [p for p in out.iterdir() if p.name.startswith(".v")]  # no temporary folders left
+
+
+def test_rebuilding_the_same_source_is_allowed(make_source, run_cli, tmp_path):
+    source, out = make_source(), tmp_path / "site"
+    assert run_cli("build", source, "--out", out, "-q").exit_code == 0
+    before = tree_bytes(out)
+    assert run_cli("build", source, "--out", out, "-q").exit_code == 0
+    assert tree_bytes(out) == before
+
+
+def test_unexpected_failure_is_one_line_without_traceback(make_source, run_cli, tmp_path, monkeypatch):
+    import reportgen.build
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(reportgen.build, "render_version", boom)
+    out = tmp_path / "site"
+    result = run_cli("build", make_source(), "--out", out, "-q")
+    assert result.exit_code == 1
+    assert "internal error: RuntimeError: disk on fire (run with --debug for the traceback" in result.output
+    assert "Traceback" not in result.output
+    assert not (out / "v1").exists()
+
+
+def test_missing_source_folder(run_cli, tmp_path):
+    result = run_cli("build", tmp_path / "nope", "--out", tmp_path / "site")
+    assert result.exit_code == 1
+    assert f"error: {tmp_path / 'nope'}: source folder not found" in result.output
