@@ -100,6 +100,10 @@ def render_version(report: Report) -> dict[str, bytes]:
         files[path] = html.encode("utf-8")
 
     views = [_run_view(r) for r in report.runs]
+    cited_by: dict[tuple[str, str], list[str]] = {}
+    for c in report.claims:
+        for call_id in c.evidence:
+            cited_by.setdefault((c.experiment, call_id), []).append(c.id)
     page("index.html", "index.html", runs=views)
     for run, view in zip(report.runs, views):
         rid = view["id"]
@@ -107,7 +111,8 @@ def render_version(report: Report) -> dict[str, bytes]:
         for service in view["services"]:
             page(f"experiments/{rid}/{service['id']}.html", "service.html", run=view, service=service)
         for call in view["calls"]:
-            page(call_page(rid, call["call"].call_id), "call.html", run=view, call=call)
+            page(call_page(rid, call["call"].call_id), "call.html", run=view, call=call,
+                 cited_by=cited_by.get((rid, call["call"].call_id), []))
         files.update(_data_files(run))
         files.update(_artifact_files(run))
     page("claims.html", "claims.html", claim_list=report.claims,
