@@ -11,9 +11,10 @@ from typing import Callable
 from .analyze import analyze_run
 from .artifacts import collect_artifacts, render_all, render_settings
 from .claims import build_claims
+from .diff import diff_versions
 from .render import Report, RunReport, render_version, theme_environment
 from .validate import ValidatedSource, load_source
-from .write import VersionEntry, check_publishable, write_site_index, write_version
+from .write import VersionEntry, check_publishable, write_diff_page, write_site_index, write_version
 
 Progress = Callable[[str], None]
 
@@ -47,6 +48,16 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     env = theme_environment(validated.root, validated.config.theme)
     write_site_index(out, VersionEntry(label, validated.config.title, report.built_at, validated.digest),
                      env, validated.config.base_url)
+    previous = validated.config.previous
+    if previous and (out / previous / "manifest.json").is_file():
+        progress(f"comparing with {previous}")
+        try:
+            write_diff_page(out, diff_versions(out / previous, folder), env)
+        except Exception as exc:  # the new version is complete and published either way
+            progress(f"warning: the page of changes since {previous} was not written: {exc}")
+    elif previous:
+        progress(f"warning: {out / previous} is not here, so the page of changes since {previous} "
+                 "was not written (its link will not resolve)")
     renders = [r for run in report.runs for r in run.renders.values()]
     return BuildSummary(
         version=label, folder=folder, n_calls=sum(len(r.analysis.run.calls) for r in report.runs),

@@ -1,4 +1,5 @@
-"""Command line: build (and, as they land, check, verify, diff, serve)."""
+"""Command line: build, verify, diff, serve. Errors are one line each, exit codes fixed:
+0 ok, 1 input or verification failure, 2 usage."""
 
 from __future__ import annotations
 
@@ -63,6 +64,72 @@ def build(ctx: click.Context, source: Path, out: Path, version_label: str | None
     click.echo(f"built {summary.folder}: {summary.n_calls} calls, {summary.n_claims} claims, "
                f"{summary.n_pages} pages, {summary.n_drawings} drawings ({summary.n_renders} distinct"
                f"{failures}), in {summary.seconds:.1f} s")
+
+
+@main.command()
+@click.argument("version_folder", type=click.Path(path_type=Path, file_okay=False))
+@click.pass_context
+def verify(ctx: click.Context, version_folder: Path) -> None:
+    """Re-hash every file of SITE/VERSION against its manifest and recompute every claim
+    from its embedded data/. Exit 1 naming each mismatch."""
+    from .verify import verify_version
+
+    try:
+        report = verify_version(version_folder)
+    except Exception as exc:
+        _fail(exc, ctx.obj["debug"])
+        return
+    for mismatch in report.mismatches:
+        click.echo(f"mismatch: {mismatch}", err=True)
+    if not report.ok:
+        click.echo(f"verify {version_folder}: FAILED, {len(report.mismatches)} mismatches", err=True)
+        sys.exit(1)
+    click.echo(f"verify {version_folder}: ok: {report.n_files} files match manifest.json; "
+               f"{report.n_claims} claims recomputed from data/ and equal to results.json")
+
+
+@main.command()
+@click.argument("old", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("new", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--html", "html_out", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Also write the changes as a page into this folder (index.html).")
+@click.pass_context
+def diff(ctx: click.Context, old: Path, new: Path, html_out: Path | None) -> None:
+    """What changed between two published versions OLD and NEW: contract, calls,
+    artifacts and claims, verdict changes first."""
+    from .diff import diff_versions, format_text
+    from .render import theme_environment
+
+    try:
+        changes = diff_versions(old, new)
+        click.echo(format_text(changes), nl=False)
+        if html_out is not None:
+            env = theme_environment(Path("."), "default")
+            html_out.mkdir(parents=True, exist_ok=True)
+            page = env.get_template("diff.html").render(d=changes, root="../../")
+            (html_out / "index.html").write_text(page, encoding="utf-8")
+    except Exception as exc:
+        _fail(exc, ctx.obj["debug"])
+
+
+@main.command()
+@click.argument("site", default="site", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--port", default=8000, show_default=True, help="Port on 127.0.0.1.")
+def serve(site: Path, port: int) -> None:
+    """Preview SITE (default: site/) on http://127.0.0.1:PORT/ (local only)."""
+    from .preview import make_server
+
+    try:
+        server = make_server(site, port)
+    except OSError as exc:
+        click.echo(f"error: cannot listen on 127.0.0.1:{port}: {exc.strerror}; choose another --port", err=True)
+        sys.exit(1)
+    with server:
+        click.echo(f"serving {site} on http://127.0.0.1:{server.server_address[1]}/ (Ctrl+C to stop)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -30,6 +30,7 @@ class SiteConfig:
     experiments: tuple[str, ...] | None
     base_url: str
     built_at: str | None
+    previous: str | None = None  # the version this one supersedes: its diff page is linked
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,14 @@ def load_site_config(source: Path, problems: Collector) -> SiteConfig | None:
         if not isinstance(built_at, str) or parse_timestamp(built_at) is None:
             bad("built_at", "must be an ISO 8601 date and time with a UTC offset")
             built_at = None
-    return SiteConfig(title, version, theme, experiments, base_url, built_at)
+    previous = data.get("previous")
+    if previous is not None and (not isinstance(previous, str) or not SAFE_ID.match(previous)):
+        bad("previous", f"{previous!r} is not a version label")
+        previous = None
+    if previous is not None and previous == version:
+        bad("previous", "a version cannot supersede itself")
+        previous = None
+    return SiteConfig(title, version, theme, experiments, base_url, built_at, previous)
 
 
 def parse_timestamp(text: str) -> datetime | None:

@@ -114,10 +114,12 @@ def render_version(report: Report) -> dict[str, bytes]:
             page(call_page(rid, call["call"].call_id), "call.html", run=view, call=call,
                  cited_by=cited_by.get((rid, call["call"].call_id), []))
         files.update(_data_files(run))
+        files[f"data/{rid}/artifacts.json"] = artifacts_json(run)
         files.update(_artifact_files(run))
     page("claims.html", "claims.html", claim_list=report.claims,
          calls={(v["id"], c["call"].call_id): c for v in views for c in v["calls"]})
     files["data/results.json"] = results_json(report)
+    files["data/reportgen.toml"] = (report.source.root / "reportgen.toml").read_bytes()
     return files
 
 
@@ -129,6 +131,28 @@ def results_json(report: Report) -> bytes:
         "claims": [c.to_json() for c in report.claims],
     }
     return (json.dumps(body, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def artifacts_json(run: RunReport) -> bytes:
+    """Per call: each artifact's name, hash and published file, and how its SVG rendered,
+    so verify and diff can follow artifacts without parsing pages."""
+    calls = {}
+    for call_id in sorted(run.artifacts):
+        entries = []
+        for a in run.artifacts[call_id].files:
+            entry = {"name": a.name, "sha256": a.sha256, "kind": a.kind, "derived": a.derived,
+                     "published": f"artifacts/{a.published_name}"}
+            render = run.renders.get(a.sha256) if a.kind == "svg" else None
+            if render is not None:
+                entry["render"] = {
+                    "png": f"artifacts/{render.png_sha256}.png" if render.png else None,
+                    "sanitized_svg": f"artifacts/{render.safe_svg_sha256}.svg" if render.safe_svg else None,
+                    "notes": list(render.notes),
+                }
+            entries.append(entry)
+        calls[call_id] = entries
+    body = {"schema": "reportgen.artifacts/1", "renderer": run.settings.describe(), "calls": calls}
+    return (json.dumps(body, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def _data_files(run: RunReport) -> dict[str, bytes]:

@@ -85,8 +85,11 @@ def request_hash(value: object) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(value)).hexdigest()
 
 
-def load_source(source: Path) -> ValidatedSource:
-    """Read and validate everything; raise InputError listing every problem."""
+def load_source(source: Path, check_artifacts: bool = True) -> ValidatedSource:
+    """Read and validate everything; raise InputError listing every problem.
+
+    ``check_artifacts=False`` is for recomputing a published version from its data/
+    folder, which holds the contract, log and requests but publishes artifacts apart."""
     problems = Collector()
     if not source.is_dir():
         problems.add(str(source), 0, "", "source folder not found")
@@ -96,7 +99,7 @@ def load_source(source: Path) -> ValidatedSource:
     experiments_dir = source / "experiments"
     names = _experiment_names(experiments_dir, config, problems)
     for name in names:
-        run = _load_run(source, experiments_dir / name, f"experiments/{name}", problems)
+        run = _load_run(experiments_dir / name, f"experiments/{name}", problems, check_artifacts)
         if run is not None:
             runs.append(run)
     problems.raise_if_any()
@@ -120,7 +123,7 @@ def _experiment_names(folder: Path, config: SiteConfig | None, problems: Collect
     return [n for n in config.experiments if n in found]
 
 
-def _load_run(source: Path, folder: Path, rel_folder: str, problems: Collector) -> ValidatedRun | None:
+def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifacts: bool) -> ValidatedRun | None:
     contract = load_contract(folder, rel_folder, problems)
     logs = find_log(folder)
     if not logs:
@@ -132,12 +135,12 @@ def _load_run(source: Path, folder: Path, rel_folder: str, problems: Collector) 
     log = read_log(logs[0], f"{rel_folder}/{logs[0].name}", problems)
     if log is None or contract is None:
         return None
-    calls = _parse_calls(log, contract, folder, problems)
+    calls = _parse_calls(log, contract, folder if check_artifacts else None, problems)
     requests = _check_requests(calls, folder, rel_folder, log.file, problems)
     return ValidatedRun(contract, folder, rel_folder, log, tuple(calls), requests)
 
 
-def _parse_calls(log: RawLog, contract: RunContract, folder: Path, problems: Collector) -> list[Call]:
+def _parse_calls(log: RawLog, contract: RunContract, folder: Path | None, problems: Collector) -> list[Call]:
     calls: list[Call] = []
     seen_ids: dict[str, int] = {}
     service_ids = {s.id for s in contract.services}
@@ -157,7 +160,7 @@ def _parse_calls(log: RawLog, contract: RunContract, folder: Path, problems: Col
 
 
 def _parse_row(row: RawRow, file: str, contract: RunContract, service_ids: set[str],
-               folder: Path, problems: Collector) -> Call | None:
+               folder: Path | None, problems: Collector) -> Call | None:
     v = row.values
     ok = True
 
@@ -226,7 +229,7 @@ def _parse_row(row: RawRow, file: str, contract: RunContract, service_ids: set[s
     if phase not in ("pilot", "formal"):
         bad("phase", f"{phase!r} is not 'pilot' or 'formal'")
     artifact = get("artifact_path")
-    if artifact:
+    if artifact and folder is not None:
         message = artifact_problem(folder, artifact)
         if message:
             bad("artifact_path", message)

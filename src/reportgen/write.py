@@ -71,6 +71,9 @@ def check_publishable(out: Path, version: str, digest: str, force: bool) -> None
 def write_version(out: Path, version: str, files: Mapping[str, bytes]) -> Path:
     """Write every file plus manifest.json into out/<version>/, atomically."""
     out.mkdir(parents=True, exist_ok=True)
+    # Leftovers of a build that was killed: never part of the site, safe to remove.
+    for stale in out.glob(f".{version}.building-*"):
+        shutil.rmtree(stale, ignore_errors=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{version}.building-", dir=out))
     try:
         for rel in sorted(files):
@@ -124,6 +127,8 @@ def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, ba
     entries = [e for e in entries if e.get("version") != entry.version and (out / str(e.get("version"))).is_dir()]
     entries.append(entry.to_json())
     entries.sort(key=lambda e: (str(e.get("built_at", "")), str(e.get("version", ""))), reverse=True)
+    for index, e in enumerate(entries):
+        e["aliases"] = ["latest"] if index == 0 else []
     _atomic_text(versions_path, (json.dumps(entries, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     latest = str(entries[0]["version"])
     title = str(entries[0].get("title", ""))
@@ -132,3 +137,20 @@ def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, ba
     base = base_url if not base_url or base_url.endswith("/") else base_url + "/"
     _atomic_text(out / "404.html", env.get_template("404.html").render(base_url=base).encode("utf-8"))
     (out / ".nojekyll").touch()
+    # Versions are immutable, so "a newer version exists" is said from outside them.
+    rules = "".join(f".version-{_css_escape(str(e['version']))} .newer-version {{ display: block; }}\n"
+                    for e in entries[1:])
+    _atomic_text(out / "versions.css", f"/* versions older than {latest} */\n{rules}".encode("utf-8"))
+
+
+def _css_escape(label: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "\\" + ch for ch in label)
+
+
+def write_diff_page(out: Path, diff, env: jinja2.Environment) -> Path:
+    """site/diff/<old>..<new>/index.html: the reviewer's page, outside both versions."""
+    folder = out / "diff" / f"{diff.old}..{diff.new}"
+    folder.mkdir(parents=True, exist_ok=True)
+    html = env.get_template("diff.html").render(d=diff, root="../../")
+    _atomic_text(folder / "index.html", html.encode("utf-8"))
+    return folder

@@ -1,0 +1,224 @@
+"""Versions, verify, diff and serve: a report readers can re-check and reviewers can compare."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import CONTRACT, ROOT, default_rows
+from reportgen.preview import make_server
+from sitecheck import broken_links, text, tree_bytes
+
+GOLDEN = Path(__file__).parent / "golden" / "diff"
+
+
+@pytest.fixture
+def built(tmp_path, demo_source, run_cli):
+    out = tmp_path / "site"
+    result = run_cli("build", demo_source, "--out", out, "-q")
+    assert result.exit_code == 0, result.output
+    return out / "v1"
+
+
+def test_verify_passes_on_a_fresh_build(built, run_cli):
+    result = run_cli("verify", built)
+    assert result.exit_code == 0, result.output
+    assert "files match manifest.json; 30 claims recomputed from data/ and equal to results.json" in result.output
+
+
+def test_verify_works_on_a_downloaded_version_folder(built, tmp_path, run_cli):
+    alone = tmp_path / "download" / "v1"
+    shutil.copytree(built, alone)
+    assert run_cli("verify", alone).exit_code == 0
+
+
+def test_verify_catches_a_relabelled_call(built, run_cli):
+    log = built / "data/pelican-ab/calls.csv"
+    lines = log.read_text().splitlines(keepends=True)
+    index = next(i for i, line in enumerate(lines) if ",A-01," in line)
+    lines[index] = lines[index].replace(",true,", ",false,", 1)
+    log.write_text("".join(lines))
+    result = run_cli("verify", built)
+    assert result.exit_code == 1
+    assert "mismatch: data/pelican-ab/calls.csv: content differs from manifest.json" in result.output
+    assert ("mismatch: claim pelican-ab.A.first_pass_rate: numerator is 16 in results.json, recomputed 15"
+            in result.output)
+
+
+def test_verify_catches_a_changed_png(built, run_cli):
+    png = next((built / "artifacts").glob("*.png"))
+    data = bytearray(png.read_bytes())
+    data[-20] ^= 0xFF
+    png.write_bytes(bytes(data))
+    result = run_cli("verify", built)
+    assert result.exit_code == 1
+    assert f"mismatch: artifacts/{png.name}: content differs from manifest.json" in result.output
+
+
+def test_verify_catches_an_edited_number(built, run_cli):
+    results = built / "data/results.json"
+    body = json.loads(results.read_text())
+    body["claims"][0]["estimate"] = 0.85
+    results.write_text(json.dumps(body, indent=1))
+    result = run_cli("verify", built)
+    assert result.exit_code == 1
+    assert "mismatch: data/results.json: content differs from manifest.json" in result.output
+    assert "mismatch: claim pelican-ab.A.first_pass_rate: estimate is 0.85 in results.json, recomputed 0.8" in result.output
+
+
+def test_verify_catches_an_added_file(built, run_cli):
+    (built / "extra.html").write_text("<p>not from the build</p>")
+    result = run_cli("verify", built)
+    assert result.exit_code == 1
+    assert "mismatch: extra.html: not listed in manifest.json" in result.output
+
+
+def test_verify_of_something_else(tmp_path, run_cli):
+    result = run_cli("verify", tmp_path)
+    assert result.exit_code == 1
+    assert f"error: {tmp_path / 'manifest.json'}: not found; is this a version folder built by reportgen" in result.output
+
+
+def test_newer_version_banner_and_versions_json(tmp_path, demo_source, run_cli):
+    out = tmp_path / "site"
+    assert run_cli("build", demo_source, "--out", out, "-q").exit_code == 0
+    assert run_cli("build", demo_source, "--out", out, "--version", "v2", "-q").exit_code == 0
+    versions = json.loads(text(out / "versions.json"))
+    assert [v["version"] for v in versions] == ["v2", "v1"] or {v["version"] for v in versions} == {"v1", "v2"}
+    latest = next(v for v in versions if v["aliases"] == ["latest"])
+    assert latest["version"] == versions[0]["version"]
+    css = text(out / "versions.css")
+    older = versions[1]["version"]
+    assert f".version-{older} .newer-version {{ display: block; }}" in css
+    assert f'<body class="version-{older}">' in text(out / older / "index.html")
+    assert broken_links(out) == []
+
+
+def mini_site(tmp_path, run_cli, make_source, version, rows=None, contract=CONTRACT, previous=None):
+    site = f'title = "Mini report"\nversion = "{version}"\n' + (f'previous = "{previous}"\n' if previous else "")
+    source = make_source(rows=rows, contract=contract, site=site)
+    result = run_cli("build", source, "--out", tmp_path / "site", "-q")
+    assert result.exit_code == 0, result.output
+    return tmp_path / "site" / version
+
+
+def relabelled_rows():
+    rows = default_rows()
+    rows[6]["qualified"] = "true"  # Y-3: fail -> pass
+    return rows
+
+
+def added_block_rows():
+    rows = default_rows()
+    for service in ("X", "Y"):
+        rows.append({**rows[0], "service": service, "block_id": "3", "call_id": f"{service}-5",
+                     "started_at": "2026-10-01T10:00:00+00:00", "artifact_path": "artifacts/X-1"})
+    return rows
+
+
+DIFF_CASES = {
+    "relabelled-call": dict(rows=relabelled_rows()),
+    "added-block": dict(rows=added_block_rows(),
+                        contract=CONTRACT.replace('blocks = ["1", "2"]', 'blocks = ["1", "2", "3"]')
+                        .replace("planned_calls = 4", "planned_calls = 5")),
+    "changed-contract": dict(contract=CONTRACT.replace("alpha = 0.05", "alpha = 0.10\nmin_useful_effect = 0.2")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DIFF_CASES))
+def test_diff_golden(case, tmp_path, make_source, run_cli):
+    old = mini_site(tmp_path, run_cli, make_source, "v1")
+    new = mini_site(tmp_path, run_cli, make_source, "v2", previous="v1", **DIFF_CASES[case])
+    result = run_cli("diff", old, new, "--html", tmp_path / "diff-page")
+    assert result.exit_code == 0, result.output
+    golden = GOLDEN / f"{case}.txt"
+    if os.environ.get("REPORTGEN_REGEN_GOLDEN"):
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(result.output)
+    assert result.output == golden.read_text()
+    # The build wrote the same changes as a page, linked from the newer version.
+    page = tmp_path / "site/diff/v1..v2/index.html"
+    assert page.is_file() and 'href="../../v1/index.html"' in text(page)
+    assert 'href="../diff/v1..v2/index.html"' in text(new / "index.html")
+    assert broken_links(tmp_path / "site") == []
+
+
+def test_diff_of_identical_versions(tmp_path, make_source, run_cli):
+    old = mini_site(tmp_path, run_cli, make_source, "v1")
+    new = mini_site(tmp_path, run_cli, make_source, "v2")
+    result = run_cli("diff", old, new)
+    assert result.output == "reportgen diff v1 -> v2\nno changes in contract, calls, artifacts or claims\n"
+
+
+def test_verdict_flips_come_first(tmp_path, make_source, run_cli):
+    rows = default_rows()
+    for row in rows:
+        if row["service"] == "Y":
+            row.update(status="ok", qualified="false", artifact_path="artifacts/X-1", failure_reason="",
+                       finish_reason="stop", latency_ms="1000")
+    flat = CONTRACT.replace("planned_calls = 4", "planned_calls = 4\nmin_useful_effect = 0.1")
+    old = mini_site(tmp_path, run_cli, make_source, "v1", contract=flat)
+    more = [dict(r) for r in rows]
+    more += [{**rows[0], "call_id": f"X-{i}", "started_at": f"2026-10-01T11:{i:02d}:00+00:00"} for i in range(5, 25)]
+    more += [{**rows[4], "call_id": f"Y-{i}", "started_at": f"2026-10-01T11:{i:02d}:30+00:00"} for i in range(5, 25)]
+    new = mini_site(tmp_path, run_cli, make_source, "v2", rows=more,
+                    contract=flat.replace("planned_calls = 4", "planned_calls = 24"))
+    output = run_cli("diff", old, new).output
+    assert output.splitlines()[2] == "Verdicts that changed (1)"
+    assert "mini.Y_vs_X.verdict: no_difference_shown -> candidate_worse" in output
+
+
+def test_serve_binds_to_loopback(demo_site):
+    server = make_server(demo_site.parent, 0)
+    host, port = server.server_address[:2]
+    assert host == "127.0.0.1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/index.html", timeout=5) as response:
+            assert response.status == 200 and b"Pelican test, October 2026" in response.read()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+KILLED_BUILD = """
+import sys, time
+import reportgen.write as write
+original = write._write_file
+def slow(root, rel, data):
+    time.sleep(0.02)
+    original(root, rel, data)
+write._write_file = slow
+from reportgen.cli import main
+main(["build", sys.argv[1], "--out", sys.argv[2], "--force", "-q"])
+"""
+
+
+def test_a_killed_build_leaves_no_half_written_version(tmp_path, demo_source, run_cli):
+    out = tmp_path / "site"
+    assert run_cli("build", demo_source, "--out", out, "-q").exit_code == 0
+    before = tree_bytes(out)
+    process = subprocess.Popen([sys.executable, "-c", KILLED_BUILD, str(demo_source), str(out)],
+                               env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    deadline = time.monotonic() + 60
+    while not list(out.glob(".v1.building-*/calls")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert list(out.glob(".v1.building-*")), "the build was not caught while writing"
+    after = {k: v for k, v in tree_bytes(out).items() if not k.startswith(".v1.building-")}
+    assert after == before
+    # The next build removes the leftovers.
+    assert run_cli("build", demo_source, "--out", out, "-q").exit_code == 0
+    assert not list(out.glob(".v1.building-*"))
