@@ -42,6 +42,10 @@ FLAWS = {
 # Two failing calls whose SVG does not parse (a grader sees nothing, so they fail).
 MALFORMED = {"B-09": "truncated", "B-18": "duplicate_attribute"}
 
+# The relay answered two calls with a model other than the one requested: the audit
+# shows this as a warning beside every claim about B.
+RETURNED_MODEL = {"B-05": "pelican-large-2026-06", "B-13": "pelican-large-2026-06"}
+
 SERVICES = {
     "A": {"group": "official-api", "model": "pelican-large-2026-09"},
     "B": {"group": "relay-east", "model": "pelican-large-2026-09"},
@@ -177,29 +181,35 @@ def build() -> None:
         rng.shuffle(order)
         position = {"A": 0, "B": 0}
         t = start + timedelta(hours=3 * block)
-        for slot, service in enumerate(order):
+        # Concurrency 2, as registered: each call takes the first of two free slots.
+        slots = [t, t]
+        for service in order:
             outcome = PLAN[service][block][position[service]]
             position[service] += 1
             counters[service] += 1
             call_id = f"{service}-{counters[service]:02d}"
-            # Two calls at a time (concurrency 2): a new call starts every ~40 s.
-            started = t + timedelta(seconds=40 * slot + rng.randint(0, 9))
+            if outcome == "T":
+                latency = 120000
+            else:
+                latency = (24000 if service == "A" else 41000) + rng.randint(-6000, 14000)
+            slot = min(range(2), key=lambda i: slots[i])
+            started = slots[slot] + timedelta(seconds=rng.randint(1, 5))
+            slots[slot] = started + timedelta(milliseconds=latency)
             row = {
                 "run_id": "pelican-ab", "block_id": str(block + 1), "service": service,
                 "service_group": SERVICES[service]["group"],
                 "requested_model": SERVICES[service]["model"],
-                "returned_model": SERVICES[service]["model"],
+                "returned_model": RETURNED_MODEL.get(call_id, SERVICES[service]["model"]),
                 "started_at": started.isoformat(timespec="seconds"),
                 "request_hash": hashes[service], "status": "ok", "finish_reason": "stop",
                 "latency_ms": "", "qualified": "", "failure_reason": "", "artifact_path": "",
                 "call_id": call_id, "attempt": "1", "grader": "blind-1", "grade_reason": "",
             }
             if outcome == "T":
-                row.update(status="timeout", finish_reason="", latency_ms="120000",
+                row.update(status="timeout", finish_reason="", latency_ms=str(latency),
                            failure_reason="no response within the 120 s timeout")
             else:
-                base = 24000 if service == "A" else 41000
-                row["latency_ms"] = str(base + rng.randint(-6000, 14000))
+                row["latency_ms"] = str(latency)
                 flaw = None if outcome == "P" else rng.choice(sorted(FLAWS))
                 svg = pelican_svg(rng, flaw)
                 if call_id in MALFORMED:

@@ -20,6 +20,11 @@ REQUEST = {"model": "m-1", "messages": [{"role": "user", "content": "Draw a peli
 SVG = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 30" width="40" height="30">'
        '<circle cx="20" cy="15" r="9" fill="#f5b041"/></svg>\n')
 
+
+def svg_for(call_id: str) -> str:
+    """Each call draws its own picture: identical outputs are an audit finding."""
+    return SVG.replace("</svg>", f"<desc>{call_id}</desc></svg>")
+
 CONTRACT = """\
 [run]
 id = "mini"
@@ -80,7 +85,7 @@ def default_rows() -> list[dict[str, str]]:
                 "grade_reason": "ok" if outcome == "P" else "wrong",
             }
             if outcome == "T":
-                row.update(status="timeout", finish_reason="", qualified="", latency_ms="60000",
+                row.update(status="timeout", finish_reason="", qualified="", latency_ms="20000",
                            artifact_path="", failure_reason="timeout")
             rows.append(row)
     return rows
@@ -107,8 +112,9 @@ class SourceFactory:
             if row.get("artifact_path", "").startswith("artifacts/"):
                 folder = exp / row["artifact_path"]
                 folder.mkdir(parents=True, exist_ok=True)
-                (folder / "response.txt").write_text(f"Here you go:\n```svg\n{SVG}```\n", encoding="utf-8")
-                (folder / "image.svg").write_text(SVG, encoding="utf-8")
+                svg = svg_for(row["call_id"])
+                (folder / "response.txt").write_text(f"Here you go:\n```svg\n{svg}```\n", encoding="utf-8")
+                (folder / "image.svg").write_text(svg, encoding="utf-8")
         if log_text is None:
             if log_name.endswith(".jsonl"):
                 log_text = "".join(json.dumps(r) + "\n" for r in rows)

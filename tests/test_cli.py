@@ -15,7 +15,7 @@ def test_help(run_cli):
 def test_build_summary_line(make_source, run_cli, tmp_path):
     result = run_cli("build", make_source(), "--out", tmp_path / "site", "-q")
     assert result.exit_code == 0
-    assert "built " in result.output and "8 calls" in result.output and "7 drawings (1 distinct)" in result.output
+    assert "built " in result.output and "8 calls" in result.output and "7 drawings (7 distinct)" in result.output
 
 
 def test_bad_input_exits_1_with_every_problem_and_writes_nothing(make_source, run_cli, tmp_path):

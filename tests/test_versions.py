@@ -122,7 +122,8 @@ def added_block_rows():
     rows = default_rows()
     for service in ("X", "Y"):
         rows.append({**rows[0], "service": service, "block_id": "3", "call_id": f"{service}-5",
-                     "started_at": "2026-10-01T10:00:00+00:00", "artifact_path": "artifacts/X-1"})
+                     "started_at": f"2026-10-01T10:00:{'00' if service == 'X' else '30'}+00:00",
+                     "artifact_path": f"artifacts/{service}-5"})
     return rows
 
 

@@ -7,6 +7,7 @@ technical failures by reason, latency. The primary comparison is candidate - bas
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,8 +70,12 @@ class ExperimentAnalysis:
 def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
     contract = run.contract
     formal = [c for c in run.calls if c.phase == "formal"]
-    first = [c for c in formal if c.attempt == 1]
-    overall = _analyze_group(run, first, None, dict(contract.planned_calls))
+    # Exclusions reach here only under a registered rule (the audit refuses the rest);
+    # an excluded call leaves both the numerator and the planned denominator.
+    first = [c for c in formal if c.attempt == 1 and not c.excluded]
+    excluded = Counter(c.service for c in formal if c.attempt == 1 and c.excluded)
+    planned_total = {s: max(0, n - excluded[s]) for s, n in contract.planned_calls.items()}
+    overall = _analyze_group(run, first, None, planned_total)
     blocks = []
     for block in contract.blocks or sorted({c.block_id for c in first}):
         in_block = [c for c in first if c.block_id == block]

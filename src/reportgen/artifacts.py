@@ -117,6 +117,11 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
     return out
 
 
+def artifact_hashes(artifacts: dict[str, CallArtifacts]) -> dict[str, tuple[str, ...]]:
+    """The sha256 of each call's own files (not what the build derived from them)."""
+    return {cid: tuple(a.sha256 for a in b.files if a.derived is None) for cid, b in artifacts.items()}
+
+
 def _kind(name: str) -> str:
     lower = name.lower()
     if lower.endswith(".svg"):

@@ -1,4 +1,4 @@
-"""The build, one line per stage: load -> validate -> analyse -> claims -> render -> write."""
+"""The build, one line per stage: load -> validate -> audit -> analyse -> claims -> render -> write."""
 
 from __future__ import annotations
 
@@ -9,14 +9,32 @@ from pathlib import Path
 from typing import Callable
 
 from .analyze import analyze_run
-from .artifacts import collect_artifacts, render_all, render_settings
+from .artifacts import CallArtifacts, artifact_hashes, collect_artifacts, render_all, render_settings
+from .audit import Finding, audit_run
 from .claims import build_claims
+from .credentials import scan_files
 from .diff import diff_versions
+from .errors import ReportgenError
 from .render import Report, RunReport, render_version, theme_environment
-from .validate import ValidatedSource, load_source
+from .validate import ValidatedRun, ValidatedSource, load_source
 from .write import VersionEntry, check_publishable, write_diff_page, write_site_index, write_version
 
 Progress = Callable[[str], None]
+
+
+class AuditError(ReportgenError):
+    """The run breaks its contract in a way that cannot be published."""
+
+    def __init__(self, findings: list[Finding]):
+        self.findings = findings
+        super().__init__("\n".join(str(f) for f in findings))
+
+
+@dataclass(frozen=True)
+class AuditedRun:
+    run: ValidatedRun
+    artifacts: dict[str, CallArtifacts]
+    findings: tuple[Finding, ...]
 
 
 @dataclass(frozen=True)
@@ -29,7 +47,38 @@ class BuildSummary:
     n_renders: int  # distinct SVGs rendered
     n_render_failures: int
     n_claims: int
+    n_warnings: int
     seconds: float
+
+
+def audit_source(validated: ValidatedSource) -> list[AuditedRun]:
+    """Read every run's artifacts and check the run against its contract."""
+    audited = []
+    for run in validated.runs:
+        artifacts = collect_artifacts(run)
+        findings = audit_run(run, artifact_hashes(artifacts)) + credential_findings(run, artifacts)
+        audited.append(AuditedRun(run, artifacts, findings))
+    return audited
+
+
+def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts]) -> tuple[Finding, ...]:
+    files = [(run.log.file, (run.folder / run.log.name).read_bytes())]
+    files += [(f"{run.rel_folder}/requests/{hexdigest}.json", data) for hexdigest, data in sorted(run.requests.items())]
+    paths = {c.call_id: c.artifact_path for c in run.calls}
+    files += [(f"{run.rel_folder}/{paths[cid]}" + ("" if a.name == Path(paths[cid]).name else f"/{a.name}"), a.data)
+              for cid, bundle in sorted(artifacts.items()) for a in bundle.files if a.derived is None]
+    return tuple(
+        Finding("credential", "error", c.file, c.line, "",
+                f"looks like a {c.kind}: remove it (and revoke it) before publishing; the build publishes "
+                "nothing while a credential is in its inputs", id=f"{run.contract.id}.credential.{i}")
+        for i, c in enumerate(scan_files(files), 1)
+    )
+
+
+def refuse_errors(audited: list[AuditedRun]) -> None:
+    errors = [f for a in audited for f in a.findings if f.severity == "error"]
+    if errors:
+        raise AuditError(errors)
 
 
 def build_site(source: Path, out: Path, version: str | None = None, force: bool = False,
@@ -41,14 +90,30 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
         validated = dataclasses.replace(validated, config=dataclasses.replace(validated.config, version=version))
     label = validated.config.version
     check_publishable(out, label, validated.digest, force)
-    report = _analyse(validated, progress)
+    progress("auditing the run against its contract")
+    audited = audit_source(validated)
+    refuse_errors(audited)
+    report = _analyse(validated, audited, progress)
     progress("writing pages")
     files = render_version(report)
     folder = write_version(out, label, files)
     env = theme_environment(validated.root, validated.config.theme)
     write_site_index(out, VersionEntry(label, validated.config.title, report.built_at, validated.digest),
                      env, validated.config.base_url)
-    previous = validated.config.previous
+    _write_previous_diff(out, validated.config.previous, folder, env, progress)
+    renders = [r for run in report.runs for r in run.renders.values()]
+    return BuildSummary(
+        version=label, folder=folder, n_calls=sum(len(r.analysis.run.calls) for r in report.runs),
+        n_pages=sum(1 for p in files if p.endswith(".html")),
+        n_drawings=sum(1 for run in report.runs for b in run.artifacts.values() if b.first("svg")),
+        n_renders=len(renders),
+        n_render_failures=sum(1 for r in renders if r.png is None),
+        n_claims=len(report.claims), n_warnings=sum(len(r.findings) for r in report.runs),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _write_previous_diff(out: Path, previous: str | None, folder: Path, env, progress: Progress) -> None:
     if previous and (out / previous / "manifest.json").is_file():
         progress(f"comparing with {previous}")
         try:
@@ -58,29 +123,20 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     elif previous:
         progress(f"warning: {out / previous} is not here, so the page of changes since {previous} "
                  "was not written (its link will not resolve)")
-    renders = [r for run in report.runs for r in run.renders.values()]
-    return BuildSummary(
-        version=label, folder=folder, n_calls=sum(len(r.analysis.run.calls) for r in report.runs),
-        n_pages=sum(1 for p in files if p.endswith(".html")),
-        n_drawings=sum(1 for run in report.runs for b in run.artifacts.values() if b.first("svg")),
-        n_renders=len(renders),
-        n_render_failures=sum(1 for r in renders if r.png is None),
-        n_claims=len(report.claims), seconds=time.perf_counter() - started,
-    )
 
 
-def _analyse(validated: ValidatedSource, progress: Progress) -> Report:
+def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Progress) -> Report:
     runs = []
-    for run in validated.runs:
+    for item in audited:
+        run = item.run
         progress(f"analysing {run.contract.id}: {len(run.calls)} calls")
         analysis = analyze_run(run)
-        claims = build_claims(analysis)
-        artifacts = collect_artifacts(run)
+        claims = build_claims(analysis, item.findings)
         settings = render_settings(run)
-        svgs = {a.sha256: a.data for bundle in artifacts.values() for a in bundle.files if a.kind == "svg"}
+        svgs = {a.sha256: a.data for bundle in item.artifacts.values() for a in bundle.files if a.kind == "svg"}
         progress(f"rendering {len(svgs)} distinct SVGs")
         renders = render_all(svgs, settings)
-        runs.append(RunReport(analysis, claims, artifacts, renders, settings))
+        runs.append(RunReport(analysis, claims, item.artifacts, renders, settings, item.findings))
     return Report(validated, tuple(runs), built_at(validated))
 
 

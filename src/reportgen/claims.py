@@ -3,10 +3,12 @@ method and assumptions, and the call ids it was computed from."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .audit import Finding, weakens
 from .analyze import ComparisonResult, ExperimentAnalysis, GroupAnalysis, ServiceResult
 from .outcomes import STATUS_LABELS
 from .stats import Estimate
@@ -38,6 +40,7 @@ class Claim:
     assumptions: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     evidence: tuple[str, ...] = ()
+    findings: tuple[str, ...] = ()  # ids of audit findings that weaken this claim
 
     def to_json(self) -> dict[str, Any]:
         interval = None
@@ -51,7 +54,7 @@ class Claim:
             "interval": interval, "p_value": self.p_value, "test": self.test,
             "verdict": self.verdict, "verdict_label": self.verdict_label, "verdict_text": self.verdict_text, "unit": self.unit,
             "assumptions": list(self.assumptions), "warnings": list(self.warnings),
-            "evidence": list(self.evidence),
+            "evidence": list(self.evidence), "findings": list(self.findings),
         }
 
 
@@ -63,13 +66,17 @@ def comparison_key(comparison: ComparisonResult) -> str:
     return f"{comparison.candidate}_vs_{comparison.baseline}"
 
 
-def build_claims(analysis: ExperimentAnalysis) -> tuple[Claim, ...]:
+def build_claims(analysis: ExperimentAnalysis, findings: tuple[Finding, ...] = ()) -> tuple[Claim, ...]:
+    run_id = analysis.run.contract.id
     claims: list[Claim] = []
-    claims += _group_claims(analysis, analysis.overall, prefix=analysis.run.contract.id)
+    claims += _group_claims(analysis, analysis.overall, prefix=run_id)
     for block in analysis.blocks:
-        claims += _group_claims(analysis, block, prefix=f"{analysis.run.contract.id}.block-{block.block}",
-                                headline_only=True)
-    return tuple(claims)
+        claims += _group_claims(analysis, block, prefix=f"{run_id}.block-{block.block}", headline_only=True)
+    warnings = [f for f in findings if f.severity == "warning"]
+    return tuple(
+        dataclasses.replace(c, findings=tuple(f.id for f in warnings if weakens(f, c.id, run_id)))
+        for c in claims
+    )
 
 
 def _rate_claim(claim_id: str, run_id: str, statement: str, est: Estimate, evidence) -> Claim:

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from . import __version__
+from .build import AuditError
 from .errors import InputError, ReportgenError
 
 
@@ -21,6 +22,11 @@ def _fail(exc: Exception, debug: bool) -> None:
             click.echo(f"error: {problem}", err=True)
         n = len(exc.problems)
         click.echo(f"{n} problem{'s' if n != 1 else ''} found; nothing was written.", err=True)
+    elif isinstance(exc, AuditError):
+        for finding in exc.findings:
+            click.echo(str(finding), err=True)
+        n = len(exc.findings)
+        click.echo(f"{n} error{'s' if n != 1 else ''} found; nothing was published.", err=True)
     elif isinstance(exc, ReportgenError):
         click.echo(f"error: {exc}", err=True)
     else:
@@ -61,9 +67,44 @@ def build(ctx: click.Context, source: Path, out: Path, version_label: str | None
         _fail(exc, ctx.obj["debug"])
         return
     failures = f", {summary.n_render_failures} not renderable" if summary.n_render_failures else ""
+    warnings = f", {summary.n_warnings} audit warnings shown beside the claims" if summary.n_warnings else ""
     click.echo(f"built {summary.folder}: {summary.n_calls} calls, {summary.n_claims} claims, "
                f"{summary.n_pages} pages, {summary.n_drawings} drawings ({summary.n_renders} distinct"
-               f"{failures}), in {summary.seconds:.1f} s")
+               f"{failures}){warnings}, in {summary.seconds:.1f} s")
+
+
+@main.command()
+@click.argument("source", default="content", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.pass_context
+def check(ctx: click.Context, source: Path, strict: bool) -> None:
+    """Validate SOURCE (default: content/) and audit each run against its contract.
+
+    Prints one line per finding, file:line: severity [code] field: message. Exit 0 when
+    clean, 1 on any error (and on warnings with --strict)."""
+    from .build import audit_source
+    from .validate import load_source
+
+    try:
+        audited = audit_source(load_source(source))
+    except InputError as exc:
+        for problem in exc.problems:
+            click.echo(f"{problem.file}:{problem.line}: error [invalid]"
+                       f"{' ' + problem.field + ':' if problem.field else ''} {problem.message}")
+        click.echo(f"{len(exc.problems)} errors (invalid input), 0 warnings")
+        sys.exit(1)
+    except Exception as exc:
+        _fail(exc, ctx.obj["debug"])
+        return
+    findings = [f for a in audited for f in a.findings]
+    for finding in findings:
+        click.echo(str(finding))
+    n_errors = sum(1 for f in findings if f.severity == "error")
+    n_warnings = len(findings) - n_errors
+    calls = sum(len(a.run.calls) for a in audited)
+    click.echo(f"{len(audited)} runs, {calls} calls checked: {n_errors} errors, {n_warnings} warnings")
+    if n_errors or (strict and n_warnings):
+        sys.exit(1)
 
 
 @main.command()

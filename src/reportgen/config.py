@@ -73,6 +73,10 @@ class RunContract:
     tasks: tuple[Mapping[str, Any], ...]
     environment: Mapping[str, Any]
     raw: Mapping[str, Any]  # the whole parsed contract, shown on the experiment page
+    text: str = ""  # run.toml as written, for line numbers in messages
+
+    def line_of(self, key: str, table: str = "[run]", nth: int = 1) -> int:
+        return _line_of(self.text, key, table, nth)
 
     @property
     def confidence_level(self) -> float:
@@ -337,7 +341,7 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
         exclusion_rules=tuple(exclusion_rules), dispute_rule=string("dispute_rule", required=False),
         block_on_critical=block_on_critical, candidates_tried=candidates_tried,
         services=tuple(services), tasks=tuple(_freeze(t) for t in tasks),
-        environment=_freeze(environment), raw=_freeze(data),
+        environment=_freeze(environment), raw=_freeze(data), text=text,
     )
 
 

@@ -78,3 +78,9 @@ def load_embedded_source(version: PublishedVersion) -> ValidatedSource:
             shutil.copytree(run_dir, target, symlinks=False,
                             ignore=shutil.ignore_patterns("artifacts.json"))
         return load_source(root, check_artifacts=False)
+
+
+def published_artifact_hashes(version: PublishedVersion, run_id: str) -> dict[str, tuple[str, ...]]:
+    """As ``artifacts.artifact_hashes``, read back from data/<run>/artifacts.json."""
+    return {cid: tuple(e["sha256"] for e in entries if not e.get("derived"))
+            for cid, entries in version.artifacts.get(run_id, {}).items()}

@@ -18,6 +18,7 @@ import jinja2
 from . import __version__, present
 from .analyze import ExperimentAnalysis
 from .artifacts import CallArtifacts, Render, RenderSettings
+from .audit import Finding
 from .claims import RESULTS_SCHEMA, Claim, comparison_key
 from .outcomes import OUTCOME_LABELS, STATUS_LABELS
 from .validate import ValidatedSource
@@ -33,6 +34,7 @@ class RunReport:
     artifacts: Mapping[str, CallArtifacts]
     renders: Mapping[str, Render]  # by SVG sha256
     settings: RenderSettings
+    findings: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,8 @@ def render_version(report: Report) -> dict[str, bytes]:
     env = theme_environment(report.source.root, config.theme)
     claims = {c.id: c for c in report.claims}
     files: dict[str, bytes] = dict(theme_static(report.source.root, config.theme))
-    common = dict(site=config, built_at=report.built_at, claims=claims,
+    findings = {f.id: (r.analysis.run.contract.id, f) for r in report.runs for f in r.findings}
+    common = dict(site=config, built_at=report.built_at, claims=claims, findings=findings,
                   digest=report.source.digest)
 
     def page(path: str, template: str, **context) -> None:
@@ -129,6 +132,7 @@ def results_json(report: Report) -> bytes:
         "source_digest": report.source.digest, "built_at": report.built_at,
         "generator": f"reportgen {__version__}",
         "claims": [c.to_json() for c in report.claims],
+        "findings": [f.to_json() for r in report.runs for f in r.findings],
     }
     return (json.dumps(body, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 
@@ -208,6 +212,7 @@ def _run_view(run: RunReport) -> dict:
         "calls": calls, "comparison_key": key, "settings": run.settings,
         "contract_text": (vr.folder / "run.toml").read_text(encoding="utf-8"),
         "log_name": vr.log.name, "p_reading": _p_reading(analysis, run.claims),
+        "findings": run.findings,
     }
 
 

@@ -17,6 +17,7 @@ from .outcomes import STATUSES, TECHNICAL_FAILURES, Outcome, classify, counts_as
 
 HASH_RE = re.compile(r"^sha256:([0-9a-f]{64})$")
 TRUE_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+TRUE_WORDS_YES = frozenset(w for w, v in TRUE_WORDS.items() if v)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,10 @@ class Call:
     @property
     def passed(self) -> bool:
         return counts_as_pass(self.status, self.qualified)
+
+    @property
+    def excluded(self) -> bool:
+        return self.extra.get("excluded", "").strip().lower() in TRUE_WORDS_YES
 
     @property
     def request_hex(self) -> str:

@@ -11,7 +11,8 @@ from typing import Any
 from .analyze import analyze_run
 from .claims import build_claims
 from .errors import InputError
-from .published import PublishedVersion, load_embedded_source, read_version
+from .audit import audit_run
+from .published import PublishedVersion, load_embedded_source, published_artifact_hashes, read_version
 
 FLOAT_RTOL = 1e-12  # recomputation on another machine may differ in the last bits
 
@@ -57,7 +58,8 @@ def recompute_claims(version: PublishedVersion) -> dict[str, dict[str, Any]]:
     source = load_embedded_source(version)
     claims = {}
     for run in source.runs:
-        for claim in build_claims(analyze_run(run)):
+        findings = audit_run(run, published_artifact_hashes(version, run.contract.id))
+        for claim in build_claims(analyze_run(run), findings):
             claims[claim.id] = claim.to_json()
     return claims
 

@@ -1,0 +1,49 @@
+"""Credentials in anything the build would publish: an error, never a published key.
+
+Patterns cover the API-key formats of the major providers, bearer tokens,
+Authorization headers and api_key-like fields. A match is reported with file, line and
+the kind of credential, never the credential itself.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("Anthropic API key", re.compile(r"sk-ant-[A-Za-z0-9_-]{20,}")),
+    ("OpenAI-style API key", re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}")),
+    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b")),
+    ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
+    ("Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
+    ("bearer token", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=-]{16,}", re.I)),
+    # Quotes may be doubled (a JSON body inside a CSV field), hence [\"']*.
+    ("Authorization header", re.compile(r"authorization[\"']*\s*[:=]\s*[\"']*[^\s\"',}]{8,}", re.I)),
+    ("API key field", re.compile(r"(?:x-)?api[_-]?key[\"']*\s*[:=]\s*[\"']*[A-Za-z0-9._~+/=-]{12,}", re.I)),
+    ("private key", re.compile(r"-----BEGIN (?:RSA |EC |OPENSSH |)PRIVATE KEY-----")),
+)
+
+
+@dataclass(frozen=True)
+class Credential:
+    file: str
+    line: int
+    kind: str
+
+
+def scan_text(text: str, file: str, first_line: int = 1) -> Iterator[Credential]:
+    for number, line in enumerate(text.splitlines(), first_line):
+        for kind, pattern in PATTERNS:
+            if pattern.search(line):
+                yield Credential(file, number, kind)
+                break
+
+
+def scan_files(files: Iterable[tuple[str, bytes]]) -> list[Credential]:
+    found: list[Credential] = []
+    for name, data in files:
+        found.extend(scan_text(data.decode("utf-8", "replace"), name))
+    return found
