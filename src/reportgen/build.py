@@ -11,7 +11,9 @@ from typing import Callable
 from .analyze import analyze_run
 from .artifacts import CallArtifacts, artifact_hashes, collect_artifacts, render_all, render_settings
 from .audit import Finding, audit_run
+from .charts import build_charts
 from .claims import build_claims
+from .content import load_pages, render_pages
 from .credentials import scan_files
 from .diff import diff_versions
 from .errors import ReportgenError
@@ -86,6 +88,7 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     started = time.perf_counter()
     progress(f"reading {source}")
     validated = load_source(source)
+    pages = load_pages(source)
     if version:
         validated = dataclasses.replace(validated, config=dataclasses.replace(validated.config, version=version))
     label = validated.config.version
@@ -94,6 +97,8 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     audited = audit_source(validated)
     refuse_errors(audited)
     report = _analyse(validated, audited, progress)
+    # Unknown claim ids in the narrative fail here, before anything is written.
+    report = dataclasses.replace(report, pages=render_pages(pages, {c.id: c for c in report.claims}))
     progress("writing pages")
     files = render_version(report)
     folder = write_version(out, label, files)
@@ -136,7 +141,9 @@ def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Pr
         svgs = {a.sha256: a.data for bundle in item.artifacts.values() for a in bundle.files if a.kind == "svg"}
         progress(f"rendering {len(svgs)} distinct SVGs")
         renders = render_all(svgs, settings)
-        runs.append(RunReport(analysis, claims, item.artifacts, renders, settings, item.findings))
+        progress("drawing charts")
+        runs.append(RunReport(analysis, claims, item.artifacts, renders, settings, item.findings,
+                              build_charts(analysis)))
     return Report(validated, tuple(runs), built_at(validated))
 
 

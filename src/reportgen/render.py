@@ -19,6 +19,8 @@ from . import __version__, present
 from .analyze import ExperimentAnalysis
 from .artifacts import CallArtifacts, Render, RenderSettings
 from .audit import Finding
+from .charts import Chart
+from .content import RenderedPage
 from .claims import RESULTS_SCHEMA, Claim, comparison_key
 from .outcomes import OUTCOME_LABELS, STATUS_LABELS
 from .validate import ValidatedSource
@@ -35,6 +37,7 @@ class RunReport:
     renders: Mapping[str, Render]  # by SVG sha256
     settings: RenderSettings
     findings: tuple[Finding, ...] = ()
+    charts: tuple[Chart, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class Report:
     source: ValidatedSource
     runs: tuple[RunReport, ...]
     built_at: str
+    pages: tuple[RenderedPage, ...] = ()
 
     @property
     def claims(self) -> tuple[Claim, ...]:
@@ -94,8 +98,9 @@ def render_version(report: Report) -> dict[str, bytes]:
     claims = {c.id: c for c in report.claims}
     files: dict[str, bytes] = dict(theme_static(report.source.root, config.theme))
     findings = {f.id: (r.analysis.run.contract.id, f) for r in report.runs for f in r.findings}
+    nav_pages = [(p.page.name, p.page.title) for p in report.pages]
     common = dict(site=config, built_at=report.built_at, claims=claims, findings=findings,
-                  digest=report.source.digest)
+                  digest=report.source.digest, nav_pages=nav_pages)
 
     def page(path: str, template: str, **context) -> None:
         root = "../" * path.count("/")
@@ -116,9 +121,13 @@ def render_version(report: Report) -> dict[str, bytes]:
         for call in view["calls"]:
             page(call_page(rid, call["call"].call_id), "call.html", run=view, call=call,
                  cited_by=cited_by.get((rid, call["call"].call_id), []))
+        for chart in run.charts:
+            files[f"charts/{rid}/{chart.name}.svg"] = chart.svg
         files.update(_data_files(run))
         files[f"data/{rid}/artifacts.json"] = artifacts_json(run)
         files.update(_artifact_files(run))
+    for rendered in report.pages:
+        page(f"pages/{rendered.page.name}.html", "page.html", narrative=rendered)
     page("claims.html", "claims.html", claim_list=report.claims,
          calls={(v["id"], c["call"].call_id): c for v in views for c in v["calls"]})
     files["data/results.json"] = results_json(report)
@@ -212,7 +221,7 @@ def _run_view(run: RunReport) -> dict:
         "calls": calls, "comparison_key": key, "settings": run.settings,
         "contract_text": (vr.folder / "run.toml").read_text(encoding="utf-8"),
         "log_name": vr.log.name, "p_reading": _p_reading(analysis, run.claims),
-        "findings": run.findings,
+        "findings": run.findings, "charts": run.charts,
     }
 
 
