@@ -54,8 +54,10 @@ def test_render_refuses_local_files(tmp_path):
     svg = (f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
            f'width="40" height="30"><image xlink:href="file://{secret}" width="40" height="30"/></svg>').encode()
     result = render_one(svg, SETTINGS)
-    assert result.png is None
-    assert "external reference refused" in result.notes[-1]
+    # The drawing renders; the reference is drawn as nothing and named on the call page.
+    assert result.png is not None
+    assert result.notes[-1] == f"1 external reference(s) refused and drawn as nothing: file://{secret}"
+    assert b"not for publication" not in result.png
 
 
 def test_render_never_connects_to_a_loopback_port():
@@ -73,7 +75,7 @@ def test_render_never_connects_to_a_loopback_port():
         except socket.timeout:
             connection = None
         assert connection is None, "the renderer opened a connection"
-    assert result.png is None and "refused" in result.notes[-1]
+    assert "external reference(s) refused and drawn as nothing" in result.notes[-1]
 
 
 def test_entities_are_refused_before_expansion():

@@ -13,6 +13,7 @@ import hashlib
 import multiprocessing
 import re
 import signal
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -175,8 +176,37 @@ def _on_alarm(signum, frame):  # pragma: no cover - runs in a worker
     raise _RenderTimeout
 
 
-def _refuse_url(url: str, resource_type: str):
-    raise ValueError(f"external reference refused: {url[:80]}")
+# What a refused reference is replaced by, so the rest of the drawing still renders.
+_EMPTY_SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>'
+
+
+class _RefusingFetcher:
+    """CairoSVG's url_fetcher: never opens a file or URL. It answers every reference
+    with an empty stand-in and remembers what it refused, for the call page."""
+
+    def __init__(self) -> None:
+        self.refused: list[str] = []
+
+    def __call__(self, url: str, resource_type: str) -> bytes:
+        if url.startswith("data:"):
+            raise ValueError("embedded data: images are not decoded")  # keeps the refusal uniform
+        self.refused.append(url[:100])
+        if resource_type.startswith("image/svg"):
+            return _EMPTY_SVG
+        if resource_type.startswith("image/"):
+            return _empty_png()
+        return b""
+
+
+def _empty_png() -> bytes:
+    """A 1×1 transparent PNG, made by the same cairo that reads it."""
+    import io
+
+    import cairocffi
+
+    buffer = io.BytesIO()
+    cairocffi.ImageSurface(cairocffi.FORMAT_ARGB32, 1, 1).write_to_png(buffer)
+    return buffer.getvalue()
 
 
 def render_one(data: bytes, settings: RenderSettings) -> Render:
@@ -207,12 +237,16 @@ def render_one(data: bytes, settings: RenderSettings) -> Render:
         safe = None
     from cairosvg.surface import PNGSurface  # svg2png() does not pass url_fetcher on
 
-    previous = signal.signal(signal.SIGALRM, _on_alarm) if hasattr(signal, "SIGALRM") else None
+    fetcher = _RefusingFetcher()
+    # The budget is a timer signal, which only the main thread of a process can take
+    # (render workers are processes; a direct call from another thread runs unbounded).
+    can_alarm = hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGALRM, _on_alarm) if can_alarm else None
     try:
         if previous is not None:
             signal.setitimer(signal.ITIMER_REAL, settings.seconds)
         png = PNGSurface.convert(
-            bytestring=data, url_fetcher=_refuse_url, unsafe=False,
+            bytestring=data, url_fetcher=fetcher, unsafe=False,
             parent_width=width, parent_height=height,
             output_width=settings.width, output_height=max(1, out_height),
             background_color="white",
@@ -229,6 +263,9 @@ def render_one(data: bytes, settings: RenderSettings) -> Render:
         if previous is not None:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
+    if fetcher.refused:
+        shown = ", ".join(dict.fromkeys(fetcher.refused))
+        notes.append(f"{len(fetcher.refused)} external reference(s) refused and drawn as nothing: {shown}")
     return Render(svg_sha, png, sha256(png), safe, sha256(safe) if safe else None, tuple(notes))
 
 

@@ -8,11 +8,11 @@ sentence a reader understands. ``claims`` names the claims it weakens, by id pre
 from __future__ import annotations
 
 import dataclasses
+from bisect import bisect_right
 import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Iterable, Literal, Mapping
 
 from .config import SPECIAL_VALUES, parse_timestamp
@@ -160,19 +160,20 @@ def _interleaving(run: ValidatedRun, _) -> Iterable[Finding]:
                           scope="comparison", block=block)
 
 
-def _in_flight(calls: list[Call]) -> list[tuple[datetime, datetime, Call]]:
-    return [(c.started_at, c.started_at + timedelta(milliseconds=c.latency_ms or 0), c) for c in calls]
-
-
 def _concurrency(run: ValidatedRun, _) -> Iterable[Finding]:
     calls = [c for c in _formal_first(run) if c.latency_ms is not None]
-    spans = _in_flight(calls)
     # Timestamps are often logged to the second: allow one second of overlap.
-    grace = timedelta(seconds=1)
+    grace = 1.0
+    starts = [c.started_at.timestamp() for c in calls]
+    ends = [s + (c.latency_ms or 0) / 1000 - grace for s, c in zip(starts, calls)]
+    # A sweep in O(n log n): calls in flight at t started at or before t and end after t.
+    by_start = sorted(starts)
+    by_done = sorted(max(s, e) for s, e in zip(starts, ends))
     busy_at_start: dict[str, list[int]] = defaultdict(list)
     peak = 0
-    for start, _end, call in spans:
-        others = sum(1 for s, e, c in spans if c is not call and s <= start < e - grace)
+    for t, end, call in zip(starts, ends, calls):
+        in_flight = bisect_right(by_start, t) - bisect_right(by_done, t)
+        others = in_flight - (1 if end > t else 0)
         peak = max(peak, others + 1)
         busy_at_start[call.service].append(others)
     limit = run.contract.concurrency

@@ -28,6 +28,8 @@ OPTIONAL_COLUMNS = (
 )
 LOG_NAMES = ("calls.csv", "calls.jsonl")
 MAX_FIELD_CHARS = 1_000_000
+# Memory stays proportional to the log; past this size a log is refused before it is read.
+MAX_LOG_BYTES = 512 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,11 @@ def find_log(folder: Path) -> list[Path]:
 
 def read_log(path: Path, rel: str, problems: Collector) -> RawLog | None:
     try:
+        size = path.stat().st_size
+        if size > MAX_LOG_BYTES:
+            problems.add(rel, 0, "", f"is {size / 2**30:.1f} GiB; logs up to {MAX_LOG_BYTES // 2**20} MiB are "
+                         "read (split the run into several experiments, or check that this is the right file)")
+            return None
         data = path.read_bytes()
     except OSError as exc:
         problems.add(rel, 0, "", f"cannot be read: {exc.strerror}")

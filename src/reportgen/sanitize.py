@@ -17,7 +17,7 @@ SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
 
 ALLOWED_ELEMENTS = frozenset("""
-svg g defs symbol use title desc metadata path rect circle ellipse line polyline polygon
+svg g a style defs symbol use title desc metadata path rect circle ellipse line polyline polygon
 text tspan textPath linearGradient radialGradient stop clipPath mask pattern marker
 filter feBlend feColorMatrix feComponentTransfer feComposite feFlood feGaussianBlur
 feMerge feMergeNode feMorphology feOffset feTurbulence feFuncR feFuncG feFuncB feFuncA
@@ -64,6 +64,9 @@ def _local(tag: str) -> tuple[str | None, str]:
 
 def _safe_value(value: str) -> bool:
     # Only same-document references: url(#id). Anything else could fetch.
+    lowered = value.lower()
+    if "javascript:" in lowered or "expression(" in lowered or "@import" in lowered:
+        return False
     return all(target.strip().startswith("#") for target in _URL_RE.findall(value))
 
 
@@ -86,6 +89,9 @@ def _clean(element: ET.Element) -> None:
         ns, name = _local(child.tag)
         if ns not in (SVG_NS, None) or name not in ALLOWED_ELEMENTS:
             element.remove(child)
+            continue
+        if name == "style" and (len(child) or not _safe_value(child.text or "")):
+            element.remove(child)  # a style sheet that could fetch or run something
             continue
         _clean(child)
     for key in list(element.attrib):

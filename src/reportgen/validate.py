@@ -284,6 +284,8 @@ def artifact_problem(folder: Path, rel: str) -> str | None:
         return f"{rel!r} does not exist in the experiment folder"
     if not resolved.is_relative_to(folder.resolve()):
         return f"{rel!r} leaves the experiment folder (through a symbolic link)"
+    if not (resolved.is_file() or resolved.is_dir()):
+        return f"{rel!r} is neither a regular file nor a folder (a pipe or device is never read)"
     return None
 
 
