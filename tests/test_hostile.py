@@ -273,3 +273,48 @@ def test_claim_reference_parser_never_raises(markdown, ids):
         assert exc.problems and all(p.file == "pages/p.md" for p in exc.problems)
     else:
         assert "<script" not in page.html.lower()
+
+
+def test_redacted_copy_is_published_recorded_and_verifiable(make_source, run_cli, tmp_path):
+    import json as json_
+
+    from conftest import request_hash
+
+    bearer = "Bearer " + "t0k3n" * 8
+    google = "AIza" + "k" * 35
+    body = {"model": "m-1", "messages": [{"role": "user", "content": "Draw"}],
+            "headers": {"Authorization": bearer}}
+    rows = default_rows()
+    for row in rows:
+        row["request_hash"] = request_hash(body)
+    rows[3]["grade_reason"] = f"grader pasted {google} here"
+    source = make_source(rows)
+    for old in (source / "experiments/mini/requests").glob("*.json"):
+        old.unlink()
+    (source / "experiments/mini/requests" / f"{request_hash(body)[7:]}.json").write_text(json_.dumps(body, indent=2))
+    response = source / "experiments/mini/artifacts/X-1/response.txt"
+    response.write_text(response.read_text() + "sk-proj-" + "s" * 40 + "\n")
+
+    refused = run_cli("build", source, "--out", tmp_path / "refused")
+    assert refused.exit_code == 1 and "3 errors found; nothing was published." in refused.output
+    assert "or use --redact to publish a redacted copy" in refused.output
+
+    out = tmp_path / "site"
+    result = run_cli("build", source, "--out", out, "--redact", "-q")
+    assert result.exit_code == 0, result.output
+    version = out / "v1"
+    for path in version.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert b"t0k3nt0k3n" not in data and google.encode() not in data and b"sk-proj-sss" not in data, path
+    record = json_.loads(text(version / "data/mini/redactions.json"))
+    kinds = sorted(r["kind"] for f in record["files"] for r in f["replaced"])
+    assert kinds == ["Google API key", "OpenAI-style API key", "bearer token"]
+    published = json_.loads(next((version / "data/mini/requests").glob("*.json")).read_text())
+    assert published["headers"]["Authorization"] == "Bearer [REDACTED bearer token]"
+    page = text(version / "calls/mini/X-1.html")
+    assert "This request body was redacted before publishing" in page
+    assert "(redacted before publishing; the original's sha256 was" in page
+    results = json_.loads(text(version / "data/results.json"))
+    assert {f["code"] for f in results["findings"]} == {"credential-redacted"}
+    assert run_cli("verify", version).exit_code == 0

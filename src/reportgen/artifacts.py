@@ -35,6 +35,7 @@ class Artifact:
     data: bytes
     kind: str  # "response", "svg", "other"
     derived: str | None = None  # how the build made it, if it did
+    redacted_from: str | None = None  # sha256 of the original, when --redact replaced a credential
 
     @property
     def published_name(self) -> str:

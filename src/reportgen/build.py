@@ -17,6 +17,7 @@ from .content import load_pages, render_pages
 from .credentials import scan_files
 from .diff import diff_versions
 from .errors import ReportgenError
+from .redaction import redact_run
 from .render import Report, RunReport, render_version, theme_environment
 from .validate import ValidatedRun, ValidatedSource, load_source
 from .write import VersionEntry, check_publishable, write_diff_page, write_site_index, write_version
@@ -64,7 +65,7 @@ def audit_source(validated: ValidatedSource) -> list[AuditedRun]:
 
 
 def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts]) -> tuple[Finding, ...]:
-    files = [(run.log.file, (run.folder / run.log.name).read_bytes())]
+    files = [(run.log.file, run.log_bytes), (f"{run.rel_folder}/run.toml", run.contract.text.encode("utf-8"))]
     files += [(f"{run.rel_folder}/requests/{hexdigest}.json", data) for hexdigest, data in sorted(run.requests.items())]
     paths = {c.call_id: c.artifact_path for c in run.calls}
     files += [(f"{run.rel_folder}/{paths[cid]}" + ("" if a.name == Path(paths[cid]).name else f"/{a.name}"), a.data)
@@ -72,7 +73,8 @@ def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts]) 
     return tuple(
         Finding("credential", "error", c.file, c.line, "",
                 f"looks like a {c.kind}: remove it (and revoke it) before publishing; the build publishes "
-                "nothing while a credential is in its inputs", id=f"{run.contract.id}.credential.{i}")
+                "nothing while a credential is in its inputs (or use --redact to publish a redacted copy)",
+                id=f"{run.contract.id}.credential.{i}")
         for i, c in enumerate(scan_files(files), 1)
     )
 
@@ -84,7 +86,7 @@ def refuse_errors(audited: list[AuditedRun]) -> None:
 
 
 def build_site(source: Path, out: Path, version: str | None = None, force: bool = False,
-               progress: Progress = lambda message: None) -> BuildSummary:
+               progress: Progress = lambda message: None, redact: bool = False) -> BuildSummary:
     started = time.perf_counter()
     progress(f"reading {source}")
     validated = load_source(source)
@@ -95,6 +97,8 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     check_publishable(out, label, validated.digest, force)
     progress("auditing the run against its contract")
     audited = audit_source(validated)
+    if redact:
+        audited = [AuditedRun(*redact_run(a.run, a.artifacts, a.findings)) for a in audited]
     refuse_errors(audited)
     report = _analyse(validated, audited, progress)
     # Unknown claim ids in the narrative fail here, before anything is written.

@@ -52,8 +52,12 @@ def main(ctx: click.Context, debug: bool) -> None:
               help="Version label to build (default: `version` in reportgen.toml).")
 @click.option("--force", is_flag=True, help="Replace a published version built from another source.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only errors and the summary line.")
+@click.option("--redact", is_flag=True,
+              help="Publish a copy with every credential replaced by a [REDACTED] marker (recorded in "
+                   "data/<run>/redactions.json) instead of refusing to publish.")
 @click.pass_context
-def build(ctx: click.Context, source: Path, out: Path, version_label: str | None, force: bool, quiet: bool) -> None:
+def build(ctx: click.Context, source: Path, out: Path, version_label: str | None, force: bool, quiet: bool,
+          redact: bool) -> None:
     """Build SOURCE (default: content/) into OUT/<version>/ (default: site/)."""
     from .build import build_site
 
@@ -62,7 +66,7 @@ def build(ctx: click.Context, source: Path, out: Path, version_label: str | None
             click.echo(f"  {message}", err=True)
 
     try:
-        summary = build_site(source, out, version_label, force, progress)
+        summary = build_site(source, out, version_label, force, progress, redact=redact)
     except Exception as exc:  # every failure becomes one clear message
         _fail(exc, ctx.obj["debug"])
         return

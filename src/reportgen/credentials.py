@@ -19,10 +19,12 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b")),
     ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
     ("Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
-    ("bearer token", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=-]{16,}", re.I)),
+    ("bearer token", re.compile(r"\bBearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})", re.I)),
     # Quotes may be doubled (a JSON body inside a CSV field), hence [\"']*.
-    ("Authorization header", re.compile(r"authorization[\"']*\s*[:=]\s*[\"']*[^\s\"',}]{8,}", re.I)),
-    ("API key field", re.compile(r"(?:x-)?api[_-]?key[\"']*\s*[:=]\s*[\"']*[A-Za-z0-9._~+/=-]{12,}", re.I)),
+    ("Authorization header", re.compile(
+        r"authorization[\"']*\s*[:=]\s*[\"']*(?:(?:basic|token)\s+)?(?P<secret>[^\s\"',}]{8,})", re.I)),
+    ("API key field", re.compile(
+        r"(?:x-)?api[_-]?key[\"']*\s*[:=]\s*[\"']*(?P<secret>[A-Za-z0-9._~+/=-]{12,})", re.I)),
     ("private key", re.compile(r"-----BEGIN (?:RSA |EC |OPENSSH |)PRIVATE KEY-----")),
 )
 
@@ -40,6 +42,31 @@ def scan_text(text: str, file: str, first_line: int = 1) -> Iterator[Credential]
             if pattern.search(line):
                 yield Credential(file, number, kind)
                 break
+
+
+REDACTED = "[REDACTED {kind}]"
+
+
+def redact(data: bytes) -> tuple[bytes, list[tuple[int, str]]]:
+    """``data`` with every credential replaced by a marker naming its kind, and the
+    (line, kind) of each replacement. Only the secret is replaced, so a JSON body
+    stays valid JSON."""
+    text = data.decode("utf-8", "replace")
+    found: list[tuple[int, str]] = []
+    lines = text.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        for kind, pattern in PATTERNS:
+            def replace(match: re.Match[str], kind: str = kind) -> str:
+                found.append((number + 1, kind))
+                if "secret" in match.re.groupindex and match.group("secret"):
+                    start, end = match.span("secret")
+                    whole = match.group(0)
+                    offset = match.start()
+                    return whole[: start - offset] + REDACTED.format(kind=kind) + whole[end - offset:]
+                return REDACTED.format(kind=kind)
+            line = pattern.sub(replace, line)
+        lines[number] = line
+    return "".join(lines).encode("utf-8"), found
 
 
 def scan_files(files: Iterable[tuple[str, bytes]]) -> list[Credential]:

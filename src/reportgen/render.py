@@ -23,6 +23,7 @@ from .charts import Chart
 from .content import RenderedPage
 from .claims import RESULTS_SCHEMA, Claim, comparison_key
 from .outcomes import OUTCOME_LABELS, STATUS_LABELS
+from .redaction import is_redacted, redactions_json
 from .validate import ValidatedSource
 
 CSP = ("default-src 'none'; img-src 'self'; style-src 'self'; base-uri 'none'; "
@@ -154,6 +155,7 @@ def artifacts_json(run: RunReport) -> bytes:
         entries = []
         for a in run.artifacts[call_id].files:
             entry = {"name": a.name, "sha256": a.sha256, "kind": a.kind, "derived": a.derived,
+                     "redacted_from": a.redacted_from,
                      "published": f"artifacts/{a.published_name}"}
             render = run.renders.get(a.sha256) if a.kind == "svg" else None
             if render is not None:
@@ -172,9 +174,12 @@ def _data_files(run: RunReport) -> dict[str, bytes]:
     vr = run.analysis.run
     rid = vr.contract.id
     files = {
-        f"data/{rid}/run.toml": (vr.folder / "run.toml").read_bytes(),
-        f"data/{rid}/{vr.log.name}": (vr.folder / vr.log.name).read_bytes(),
+        f"data/{rid}/run.toml": vr.contract.text.encode("utf-8"),
+        f"data/{rid}/{vr.log.name}": vr.log_bytes,
     }
+    redactions = redactions_json(vr)
+    if redactions is not None:
+        files[f"data/{rid}/redactions.json"] = redactions
     for hexdigest, data in sorted(vr.requests.items()):
         files[f"data/{rid}/requests/{hexdigest}.json"] = data
     return files
@@ -207,6 +212,7 @@ def _run_view(run: RunReport) -> dict:
             "response": bundle.first("response") if bundle else None,
             "svg": svg, "render": run.renders.get(svg.sha256) if svg else None,
             "request": vr.requests.get(call.request_hex),
+            "request_redacted": is_redacted(vr, call.request_hex),
             "page": call_page(contract.id, call.call_id),
             "counted": call.phase == "formal" and call.attempt == 1,
         })

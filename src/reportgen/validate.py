@@ -70,6 +70,8 @@ class ValidatedRun:
     log: RawLog
     calls: tuple[Call, ...]
     requests: Mapping[str, bytes]  # request hex -> the file's bytes as published
+    log_bytes: bytes = b""  # the call log as published (redacted when --redact replaced a credential)
+    redactions: tuple[Mapping[str, object], ...] = ()  # what --redact replaced, file by file
 
 
 @dataclass(frozen=True)
@@ -141,8 +143,20 @@ def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifact
     if log is None or contract is None:
         return None
     calls = _parse_calls(log, contract, folder if check_artifacts else None, problems)
-    requests = _check_requests(calls, folder, rel_folder, log.file, problems)
-    return ValidatedRun(contract, folder, rel_folder, log, tuple(calls), requests)
+    # A published version records the hashes of request bodies it redacted; a source
+    # folder never gets to declare its own exceptions.
+    redacted = {} if check_artifacts else _published_redactions(folder)
+    requests = _check_requests(calls, folder, rel_folder, log.file, problems, redacted)
+    return ValidatedRun(contract, folder, rel_folder, log, tuple(calls), requests,
+                        log_bytes=logs[0].read_bytes())
+
+
+def _published_redactions(folder: Path) -> dict[str, str]:
+    try:
+        body = json.loads((folder / "redactions.json").read_text("utf-8"))
+        return {str(k): str(v) for k, v in body.get("requests", {}).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
 
 
 def _parse_calls(log: RawLog, contract: RunContract, folder: Path | None, problems: Collector) -> list[Call]:
@@ -290,8 +304,9 @@ def artifact_problem(folder: Path, rel: str) -> str | None:
 
 
 def _check_requests(calls: list[Call], folder: Path, rel_folder: str, log_file: str,
-                    problems: Collector) -> dict[str, bytes]:
-    """Recompute each request hash from requests/<hex>.json; a mismatch is an error."""
+                    problems: Collector, redacted: Mapping[str, str]) -> dict[str, bytes]:
+    """Recompute each request hash from requests/<hex>.json; a mismatch is an error.
+    A body redacted before publishing is checked against the hash recorded for it."""
     found: dict[str, bytes] = {}
     requests_dir = folder / "requests"
     for call in calls:
@@ -313,9 +328,10 @@ def _check_requests(calls: list[Call], folder: Path, rel_folder: str, log_file: 
             problems.add(rel, 0, "", f"not valid UTF-8 JSON: {exc}")
             continue
         actual = request_hash(body)
-        if actual != call.request_hash:
+        expected = redacted.get(hexdigest, call.request_hash)
+        if actual != expected:
             problems.add(log_file, call.line, "request_hash",
-                         f"{call.request_hash} does not match requests/{hexdigest}.json, "
+                         f"{expected} does not match requests/{hexdigest}.json, "
                          f"whose canonical JSON hashes to {actual}")
             continue
         found[hexdigest] = data
