@@ -130,6 +130,14 @@ class SourceFactory:
         return source
 
 
+@pytest.fixture(autouse=True)
+def render_cache(tmp_path: Path, monkeypatch) -> Path:
+    """Each test keeps its renders in its own folder, never in the user's cache."""
+    folder = tmp_path / "render-cache"
+    monkeypatch.setenv("REPORTGEN_CACHE", str(folder))
+    return folder
+
+
 @pytest.fixture
 def make_source(tmp_path: Path) -> SourceFactory:
     return SourceFactory(tmp_path)

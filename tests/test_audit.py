@@ -151,7 +151,8 @@ def test_identical_outputs(make_source):
     shutil.rmtree(artifacts / "X-2")
     shutil.copytree(artifacts / "X-1", artifacts / "X-2")
     f = only(findings_of(source), "identical-outputs")
-    assert f.message == "calls X-1, X-2 have byte-identical artifacts but are counted as independent draws"
+    assert f.message == ("X: 2 calls in 1 groups have byte-identical artifacts (for example X-1, X-2) but are "
+                         "counted as independent draws")
     assert f.line == 3
 
 

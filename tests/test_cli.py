@@ -15,7 +15,7 @@ def test_help(run_cli):
 def test_build_summary_line(make_source, run_cli, tmp_path):
     result = run_cli("build", make_source(), "--out", tmp_path / "site", "-q")
     assert result.exit_code == 0
-    assert "built " in result.output and "8 calls" in result.output and "7 drawings (7 distinct)" in result.output
+    assert "built " in result.output and "8 calls" in result.output and "7 drawings (7 distinct, 7 rendered, 0 reused)" in result.output
 
 
 def test_bad_input_exits_1_with_every_problem_and_writes_nothing(make_source, run_cli, tmp_path):
@@ -94,3 +94,32 @@ def test_missing_source_folder(run_cli, tmp_path):
     result = run_cli("build", tmp_path / "nope", "--out", tmp_path / "site")
     assert result.exit_code == 1
     assert f"error: {tmp_path / 'nope'}: source folder not found" in result.output
+
+
+def test_render_cache_is_used_and_invalidated(make_source, run_cli, tmp_path, render_cache):
+    import reportgen.artifacts as artifacts
+
+    source = make_source()
+    out = tmp_path / "site"
+    assert "7 rendered, 0 reused" in run_cli("build", source, "--out", out, "-q").output
+    # The same drawings again: nothing is rendered.
+    assert "0 rendered, 7 reused" in run_cli("build", source, "--out", out, "--force", "-q").output
+    # One SVG changed: exactly that one is rendered.
+    svg = source / "experiments/mini/artifacts/X-1/image.svg"
+    svg.write_text(svg.read_text().replace('r="9"', 'r="7"'))
+    assert "1 rendered, 6 reused" in run_cli("build", source, "--out", out, "--force", "-q").output
+    # A renderer setting changed: everything is rendered again.
+    original = artifacts.RENDER_WIDTH
+    artifacts.RENDER_WIDTH = 300
+    try:
+        assert "7 rendered, 0 reused" in run_cli("build", source, "--out", out, "--force", "-q").output
+    finally:
+        artifacts.RENDER_WIDTH = original
+    # A tampered cache entry is not trusted.
+    for png in render_cache.glob("*.png"):
+        png.write_bytes(b"not a png")
+    result = run_cli("build", source, "--out", out, "--force", "-q")
+    assert "7 rendered, 0 reused" in result.output
+    assert run_cli("verify", out / "v1").exit_code == 0
+    # --no-cache renders everything and keeps nothing new.
+    assert "7 rendered, 0 reused" in run_cli("build", source, "--out", out, "--force", "--no-cache", "-q").output

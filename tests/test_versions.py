@@ -33,7 +33,7 @@ def built(tmp_path, demo_source, run_cli):
 def test_verify_passes_on_a_fresh_build(built, run_cli):
     result = run_cli("verify", built)
     assert result.exit_code == 0, result.output
-    assert "files match manifest.json; 30 claims recomputed from data/ and equal to results.json" in result.output
+    assert "files match manifest.json; 159 claims recomputed from data/ and equal to results.json" in result.output
 
 
 def test_verify_works_on_a_downloaded_version_folder(built, tmp_path, run_cli):

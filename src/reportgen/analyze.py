@@ -7,10 +7,12 @@ technical failures by reason, latency. The primary comparison is candidate - bas
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import rankdata
 
 from . import stats
 from .outcomes import TECHNICAL_FAILURES
@@ -43,6 +45,26 @@ class ComparisonResult:
     fisher: TestResult
     verdict: Verdict
     evidence: tuple[str, ...]
+    adjusted_p_value: float | None = None  # Holm, across the candidates of a leaderboard
+    adjustment: str | None = None
+
+
+@dataclass(frozen=True)
+class RankResult:
+    """Where a service's rate ranks, with the range of ranks the data allow.
+
+    Rank 1 is the highest pass rate. The interval is the central ``confidence_level``
+    range of the service's rank over parametric bootstrap resamples of every service's
+    pass count; services in one group cannot be told apart from the group's leader."""
+
+    service: str
+    rank: float  # rank of the point estimate (ties share the average rank)
+    low: int
+    high: int
+    group: int
+    confidence_level: float
+    resamples: int
+    seed: int
 
 
 @dataclass(frozen=True)
@@ -65,6 +87,7 @@ class ExperimentAnalysis:
     blocks: tuple[GroupAnalysis, ...]
     excluded_pilot: tuple[str, ...]  # pilot rows kept out of the formal statistics
     later_attempts: tuple[str, ...]  # attempt > 1: not part of first-submission metrics
+    ranks: tuple[RankResult, ...] = ()  # leaderboard only
 
 
 def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
@@ -76,6 +99,11 @@ def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
     excluded = Counter(c.service for c in formal if c.attempt == 1 and c.excluded)
     planned_total = {s: max(0, n - excluded[s]) for s, n in contract.planned_calls.items()}
     overall = _analyze_group(run, first, None, planned_total)
+    ranks: tuple[RankResult, ...] = ()
+    if contract.design == "leaderboard":
+        overall = _holm_adjusted(overall)
+        ranks = rank_services(overall, contract.confidence_level, contract.bootstrap_resamples,
+                              contract.bootstrap_seed)
     blocks = []
     for block in contract.blocks or sorted({c.block_id for c in first}):
         in_block = [c for c in first if c.block_id == block]
@@ -84,8 +112,48 @@ def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
     return ExperimentAnalysis(
         run=run, overall=overall, blocks=tuple(blocks),
         excluded_pilot=tuple(c.call_id for c in run.calls if c.phase == "pilot"),
-        later_attempts=tuple(c.call_id for c in formal if c.attempt > 1),
+        later_attempts=tuple(c.call_id for c in formal if c.attempt > 1), ranks=ranks,
     )
+
+
+def _holm_adjusted(group: GroupAnalysis) -> GroupAnalysis:
+    adjusted = stats.holm([c.fisher.p_value for c in group.comparisons]) if group.comparisons else ()
+    return dataclasses.replace(group, comparisons=tuple(
+        dataclasses.replace(c, adjusted_p_value=p, adjustment="holm") for c, p in zip(group.comparisons, adjusted)))
+
+
+def rank_services(group: GroupAnalysis, confidence_level: float, resamples: int, seed: int) -> tuple[RankResult, ...]:
+    """Rank intervals from a parametric bootstrap of the pass counts (binomial draws at
+    each service's observed rate: the counts are sufficient, so no rows are resampled)."""
+    services = [s for s in group.services if s.first_pass.denominator]
+    if len(services) < 2:
+        return ()
+    n = np.array([s.first_pass.denominator for s in services])
+    rates = np.array([s.first_pass.estimate for s in services])
+    rng = np.random.default_rng(seed)
+    tail = (1 - confidence_level) / 2
+    ranks = np.empty((resamples, len(services)), dtype=np.float32)
+    chunk = max(1, 2_000_000 // len(services))  # bounded memory, whatever the size
+    for start in range(0, resamples, chunk):
+        stop = min(resamples, start + chunk)
+        draws = rng.binomial(n, rates, size=(stop - start, len(services))) / n
+        ranks[start:stop] = rankdata(-draws, axis=1, method="average")
+    low = np.floor(np.quantile(ranks, tail, axis=0)).astype(int)
+    high = np.ceil(np.quantile(ranks, 1 - tail, axis=0)).astype(int)
+    point = rankdata(-rates, method="average")
+    order = np.lexsort((np.array([s.service for s in services]), point))
+    groups = np.zeros(len(services), dtype=int)
+    group_number, leader = 0, None
+    for index in order:
+        # A new group starts at the first service the current leader is separated from.
+        if leader is None or low[index] > high[leader]:
+            group_number += 1
+            leader = index
+        groups[index] = group_number
+    return tuple(
+        RankResult(services[i].service, float(point[i]), int(low[i]), int(high[i]), int(groups[i]),
+                   confidence_level, resamples, seed)
+        for i in order)
 
 
 def _planned_per_block(run: ValidatedRun, calls: list[Call]) -> tuple[dict[str, int], tuple[str, ...]]:

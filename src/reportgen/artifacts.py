@@ -10,10 +10,15 @@ and a URL fetcher that refuses everything.
 from __future__ import annotations
 
 import hashlib
+import json
 import multiprocessing
+import os
 import re
 import signal
 import threading
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import TimeoutError as FuturesTimeout
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -133,27 +138,125 @@ def _kind(name: str) -> str:
     return "other"
 
 
+RENDER_CODE_VERSION = "1"  # bump when render_one changes what it produces
+
+
+def cache_key(svg_sha: str, settings: RenderSettings) -> str:
+    """A render depends on the SVG's bytes and every renderer setting, nothing else."""
+    text = "\x1f".join((svg_sha, settings.describe(), repr(settings.viewport), RENDER_CODE_VERSION))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class RenderCache:
+    """Renders kept across builds, in a folder keyed by content hash and settings.
+
+    Plain files (a JSON record, the PNG, the sanitized SVG), never pickles: a cache
+    folder is not trusted to run code. A record whose files do not match their
+    recorded hashes is ignored and rendered again."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+        self.hits = 0
+
+    def get(self, svg_sha: str, settings: RenderSettings) -> Render | None:
+        if self.folder is None:
+            return None
+        base = self.folder / cache_key(svg_sha, settings)
+        try:
+            record = json.loads((base.with_suffix(".json")).read_text("utf-8"))
+            png = base.with_suffix(".png").read_bytes() if record["png"] else None
+            safe = base.with_suffix(".svg").read_bytes() if record["safe_svg"] else None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if (png is not None and sha256(png) != record["png"]) or (safe is not None and sha256(safe) != record["safe_svg"]):
+            return None
+        self.hits += 1
+        return Render(svg_sha, png, record["png"], safe, record["safe_svg"], tuple(record["notes"]))
+
+    def put(self, render: Render, settings: RenderSettings) -> None:
+        if self.folder is None:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        base = self.folder / cache_key(render.svg_sha256, settings)
+        if render.png is not None:
+            base.with_suffix(".png").write_bytes(render.png)
+        if render.safe_svg is not None:
+            base.with_suffix(".svg").write_bytes(render.safe_svg)
+        record = {"png": render.png_sha256, "safe_svg": render.safe_svg_sha256, "notes": list(render.notes)}
+        tmp = base.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(record), encoding="utf-8")
+        os.replace(tmp, base.with_suffix(".json"))  # the record last: a half-written entry is never read
+
+
+def render_cached(svgs: Mapping[str, bytes], settings: RenderSettings, cache: RenderCache,
+                  processes: int | None = None) -> dict[str, Render]:
+    """Renders from the cache where present; the rest rendered now and stored."""
+    results: dict[str, Render] = {}
+    missing: dict[str, bytes] = {}
+    for sha, data in svgs.items():
+        hit = cache.get(sha, settings)
+        if hit is not None:
+            results[sha] = hit
+        else:
+            missing[sha] = data
+    fresh = render_all(missing, settings, processes)
+    for render in fresh.values():
+        cache.put(render, settings)
+    results.update(fresh)
+    return results
+
+
 def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: int | None = None) -> dict[str, Render]:
-    """Render each distinct SVG once (keyed by its sha256), in parallel."""
+    """Render each distinct SVG once (keyed by its sha256), in parallel worker processes.
+
+    Workers come from a fresh server process (forkserver), never forked from the build
+    itself, which by then may hold threads and a large address space (the chart engine).
+    A worker that dies breaks only the files in flight: they are retried once in a new
+    pool, and a file that breaks a pool twice is reported as crashing the renderer."""
     if not svgs:
         return {}
-    items = sorted(svgs.items())
-    processes = max(1, min(processes or multiprocessing.cpu_count(), len(items)))
-    context = multiprocessing.get_context("fork" if hasattr(signal, "SIGALRM") else "spawn")
+    pending = dict(sorted(svgs.items()))
+    processes = max(1, min(processes or os.cpu_count() or 1, len(pending)))
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":  # workers fork from a server that has loaded the renderer once
+        context.set_forkserver_preload(["reportgen.artifacts", "cairosvg"])
     results: dict[str, Render] = {}
-    with context.Pool(processes, initializer=_init_worker) as pool:
-        pending = [(sha, pool.apply_async(render_one, (data, settings))) for sha, data in items]
-        # Each render stops itself at the budget; this backstop covers a worker stuck in C.
-        backstop = settings.seconds * (len(items) / processes + 2)
-        for sha, job in pending:
+    strikes: dict[str, int] = {}
+    while pending:
+        broken: list[str] = []
+        with ProcessPoolExecutor(processes, mp_context=context, initializer=_init_worker) as pool:
+            futures = {pool.submit(render_one, data, settings): sha for sha, data in pending.items()}
+            # Each render stops itself at the budget; this backstop covers a worker stuck in C.
+            backstop = settings.seconds * (len(futures) / processes + 2) + 30
             try:
-                results[sha] = job.get(timeout=backstop)
-            except multiprocessing.TimeoutError:
-                results[sha] = _failed(sha, f"not rendered: the renderer did not finish in {settings.seconds:g} s")
-            except Exception as exc:  # a worker that died: the call page says so
-                results[sha] = _failed(sha, f"not rendered: the renderer failed ({type(exc).__name__})")
-        pool.terminate()
+                for future in as_completed(futures, timeout=backstop):
+                    sha = futures[future]
+                    try:
+                        results[sha] = future.result()
+                    except BrokenProcessPool:
+                        broken.append(sha)
+                    except Exception as exc:  # the call page says so; the build goes on
+                        results[sha] = _failed(sha, f"not rendered: the renderer failed ({type(exc).__name__})")
+            except FuturesTimeout:
+                for future, sha in futures.items():
+                    if sha not in results:
+                        future.cancel()
+                        results[sha] = _failed(sha, "not rendered: the renderer did not finish in time")
+                _kill_workers(pool)
+        pending = {}
+        for sha in broken:
+            strikes[sha] = strikes.get(sha, 0) + 1
+            if strikes[sha] >= 2:
+                results[sha] = _failed(sha, "not rendered: the renderer crashed on this file")
+            else:
+                pending[sha] = svgs[sha]
     return results
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    for process in list(getattr(pool, "_processes", {}).values()):
+        process.kill()
 
 
 def _failed(sha: str, note: str, notes: Iterable[str] = ()) -> Render:

@@ -3,34 +3,27 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from .analyze import analyze_run
-from .artifacts import CallArtifacts, artifact_hashes, collect_artifacts, render_all, render_settings
+from .artifacts import CallArtifacts, RenderCache, artifact_hashes, collect_artifacts, render_cached, render_settings
 from .audit import Finding, audit_run
 from .charts import build_charts
 from .claims import build_claims
 from .content import load_pages, render_pages
 from .credentials import scan_files
 from .diff import diff_versions
-from .errors import ReportgenError
+from .errors import AuditError
 from .redaction import redact_run
 from .render import Report, RunReport, render_version, theme_environment
 from .validate import ValidatedRun, ValidatedSource, load_source
 from .write import VersionEntry, check_publishable, write_diff_page, write_site_index, write_version
 
 Progress = Callable[[str], None]
-
-
-class AuditError(ReportgenError):
-    """The run breaks its contract in a way that cannot be published."""
-
-    def __init__(self, findings: list[Finding]):
-        self.findings = findings
-        super().__init__("\n".join(str(f) for f in findings))
 
 
 @dataclass(frozen=True)
@@ -49,6 +42,7 @@ class BuildSummary:
     n_drawings: int  # calls with an SVG
     n_renders: int  # distinct SVGs rendered
     n_render_failures: int
+    n_renders_reused: int
     n_claims: int
     n_warnings: int
     seconds: float
@@ -85,8 +79,17 @@ def refuse_errors(audited: list[AuditedRun]) -> None:
         raise AuditError(errors)
 
 
+def default_cache() -> Path:
+    """Where renders are kept between builds: $REPORTGEN_CACHE, else the user's cache folder."""
+    if os.environ.get("REPORTGEN_CACHE"):
+        return Path(os.environ["REPORTGEN_CACHE"])
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "reportgen" / "renders"
+
+
 def build_site(source: Path, out: Path, version: str | None = None, force: bool = False,
-               progress: Progress = lambda message: None, redact: bool = False) -> BuildSummary:
+               progress: Progress = lambda message: None, redact: bool = False,
+               cache: Path | None = None) -> BuildSummary:
     started = time.perf_counter()
     progress(f"reading {source}")
     validated = load_source(source)
@@ -100,7 +103,8 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     if redact:
         audited = [AuditedRun(*redact_run(a.run, a.artifacts, a.findings)) for a in audited]
     refuse_errors(audited)
-    report = _analyse(validated, audited, progress)
+    render_cache = RenderCache(cache)
+    report = _analyse(validated, audited, progress, render_cache)
     # Unknown claim ids in the narrative fail here, before anything is written.
     report = dataclasses.replace(report, pages=render_pages(pages, {c.id: c for c in report.claims}))
     progress("writing pages")
@@ -116,7 +120,7 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
         n_pages=sum(1 for p in files if p.endswith(".html")),
         n_drawings=sum(1 for run in report.runs for b in run.artifacts.values() if b.first("svg")),
         n_renders=len(renders),
-        n_render_failures=sum(1 for r in renders if r.png is None),
+        n_render_failures=sum(1 for r in renders if r.png is None), n_renders_reused=render_cache.hits,
         n_claims=len(report.claims), n_warnings=sum(len(r.findings) for r in report.runs),
         seconds=time.perf_counter() - started,
     )
@@ -134,7 +138,8 @@ def _write_previous_diff(out: Path, previous: str | None, folder: Path, env, pro
                  "was not written (its link will not resolve)")
 
 
-def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Progress) -> Report:
+def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Progress,
+             cache: RenderCache) -> Report:
     runs = []
     for item in audited:
         run = item.run
@@ -143,8 +148,9 @@ def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Pr
         claims = build_claims(analysis, item.findings)
         settings = render_settings(run)
         svgs = {a.sha256: a.data for bundle in item.artifacts.values() for a in bundle.files if a.kind == "svg"}
-        progress(f"rendering {len(svgs)} distinct SVGs")
-        renders = render_all(svgs, settings)
+        before = cache.hits
+        renders = render_cached(svgs, settings, cache)
+        progress(f"rendered {len(svgs) - (cache.hits - before)} distinct SVGs, reused {cache.hits - before}")
         progress("drawing charts")
         runs.append(RunReport(analysis, claims, item.artifacts, renders, settings, item.findings,
                               build_charts(analysis)))

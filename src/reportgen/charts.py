@@ -51,7 +51,7 @@ def build_charts(analysis: ExperimentAnalysis) -> tuple[Chart, ...]:
     charts = [_rates(analysis)]
     if analysis.overall.comparisons:
         charts.append(_difference(analysis))
-    if analysis.blocks:
+    if analysis.blocks and len(analysis.overall.services) <= 6:  # past that, the per-block table reads better
         charts.append(_blocks(analysis))
     latency = _latency(analysis)
     if latency is not None:
@@ -124,7 +124,7 @@ def _difference(analysis: ExperimentAnalysis) -> Chart:
     level = present.percent(contract.confidence_level, 0)
     body = _interval_layers(df, "row", "kind", f"difference in first-submission pass rate, {level} Newcombe interval",
                             domain)
-    chart = _base(alt.layer(*body, refs, labels).properties(width=WIDTH, height=96))
+    chart = _base(alt.layer(*body, refs, labels).properties(width=WIDTH, height=70 + 26 * len(rows)))
     table = tuple((r["row"], present.points(r["estimate"]) + " points",
                    f"[{present.points(r['low'])}, {present.points(r['high'])}]") for r in rows)
     table += tuple((f"line: {x['line']}", present.points(x["at"]) + " points", "") for x in lines)

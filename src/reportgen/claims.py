@@ -32,11 +32,14 @@ class Claim:
     confidence_level: float | None = None
     method: str | None = None
     p_value: float | None = None
+    adjusted_p_value: float | None = None
+    adjustment: str | None = None
     test: str | None = None
     verdict: str | None = None
     verdict_label: str | None = None
     verdict_text: str | None = None
-    unit: str | None = None  # "rate", "ms", "calls"
+    unit: str | None = None  # "rate", "ms", "calls", "rank"
+    group: int | None = None  # rank claims: the tie group
     assumptions: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     evidence: tuple[str, ...] = ()
@@ -51,8 +54,9 @@ class Claim:
             "id": self.id, "experiment": self.experiment, "kind": self.kind,
             "statement": self.statement, "estimate": _json_number(self.estimate),
             "numerator": self.numerator, "denominator": self.denominator,
-            "interval": interval, "p_value": self.p_value, "test": self.test,
-            "verdict": self.verdict, "verdict_label": self.verdict_label, "verdict_text": self.verdict_text, "unit": self.unit,
+            "interval": interval, "p_value": self.p_value, "adjusted_p_value": self.adjusted_p_value,
+            "adjustment": self.adjustment, "test": self.test,
+            "verdict": self.verdict, "verdict_label": self.verdict_label, "verdict_text": self.verdict_text, "unit": self.unit, "group": self.group,
             "assumptions": list(self.assumptions), "warnings": list(self.warnings),
             "evidence": list(self.evidence), "findings": list(self.findings),
         }
@@ -70,6 +74,7 @@ def build_claims(analysis: ExperimentAnalysis, findings: tuple[Finding, ...] = (
     run_id = analysis.run.contract.id
     claims: list[Claim] = []
     claims += _group_claims(analysis, analysis.overall, prefix=run_id)
+    claims += _rank_claims(analysis)
     for block in analysis.blocks:
         claims += _group_claims(analysis, block, prefix=f"{run_id}.block-{block.block}", headline_only=True)
     warnings = [f for f in findings if f.severity == "warning"]
@@ -77,6 +82,26 @@ def build_claims(analysis: ExperimentAnalysis, findings: tuple[Finding, ...] = (
         dataclasses.replace(c, findings=tuple(f.id for f in warnings if weakens(f, c.id, run_id)))
         for c in claims
     )
+
+
+RANK_ASSUMPTIONS = (
+    "each service's calls are independent, with a stable pass probability",
+    "ranks from a parametric bootstrap of every service's pass count at its observed rate",
+    "services in one group cannot be told apart from the group's leader: read no order inside a group",
+)
+
+
+def _rank_claims(analysis: ExperimentAnalysis) -> list[Claim]:
+    run_id = analysis.run.contract.id
+    first = {s.service: s.first_calls for s in analysis.overall.services}
+    n = len(analysis.ranks)
+    return [Claim(
+        id=f"{run_id}.{r.service}.rank", experiment=run_id, kind="rank",
+        statement=f"{r.service}: rank of its first-submission pass rate among {n} services, group {r.group} "
+        f"({r.resamples} bootstrap resamples, seed {r.seed})",
+        estimate=r.rank, low=float(r.low), high=float(r.high), confidence_level=r.confidence_level,
+        method="parametric-bootstrap-rank", unit="rank", group=r.group, assumptions=RANK_ASSUMPTIONS,
+        evidence=first[r.service]) for r in analysis.ranks]
 
 
 def _rate_claim(claim_id: str, run_id: str, statement: str, est: Estimate, evidence) -> Claim:
@@ -156,6 +181,7 @@ def _comparison_claims(c: ComparisonResult, prefix: str, run_id: str, where: str
             id=f"{key}.fisher", experiment=run_id, kind="test",
             statement=f"Fisher exact test, two-sided, of {c.candidate} vs {c.baseline} "
             f"pass / non-pass counts{where}", estimate=f.statistic, p_value=f.p_value,
+            adjusted_p_value=c.adjusted_p_value, adjustment=c.adjustment,
             test=f.method, method=f.method, assumptions=f.assumptions, warnings=f.warnings,
             evidence=c.evidence),
     ]

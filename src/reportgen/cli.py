@@ -10,8 +10,9 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .build import AuditError
-from .errors import InputError, ReportgenError
+# Heavy modules (analysis, charts) are imported inside the commands: render workers
+# start from a fresh interpreter and should not pay for them.
+from .errors import AuditError, InputError, ReportgenError
 
 
 def _fail(exc: Exception, debug: bool) -> None:
@@ -55,25 +56,30 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--redact", is_flag=True,
               help="Publish a copy with every credential replaced by a [REDACTED] marker (recorded in "
                    "data/<run>/redactions.json) instead of refusing to publish.")
+@click.option("--cache", "cache_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Folder of renders kept between builds (default: $REPORTGEN_CACHE or ~/.cache/reportgen/renders).")
+@click.option("--no-cache", is_flag=True, help="Render every drawing again and keep nothing.")
 @click.pass_context
 def build(ctx: click.Context, source: Path, out: Path, version_label: str | None, force: bool, quiet: bool,
-          redact: bool) -> None:
+          redact: bool, cache_dir: Path | None, no_cache: bool) -> None:
     """Build SOURCE (default: content/) into OUT/<version>/ (default: site/)."""
-    from .build import build_site
+    from .build import build_site, default_cache
 
     def progress(message: str) -> None:
         if not quiet:
             click.echo(f"  {message}", err=True)
 
     try:
-        summary = build_site(source, out, version_label, force, progress, redact=redact)
+        cache = None if no_cache else (cache_dir or default_cache())
+        summary = build_site(source, out, version_label, force, progress, redact=redact, cache=cache)
     except Exception as exc:  # every failure becomes one clear message
         _fail(exc, ctx.obj["debug"])
         return
     failures = f", {summary.n_render_failures} not renderable" if summary.n_render_failures else ""
     warnings = f", {summary.n_warnings} audit warnings shown beside the claims" if summary.n_warnings else ""
     click.echo(f"built {summary.folder}: {summary.n_calls} calls, {summary.n_claims} claims, "
-               f"{summary.n_pages} pages, {summary.n_drawings} drawings ({summary.n_renders} distinct"
+               f"{summary.n_pages} pages, {summary.n_drawings} drawings ({summary.n_renders} distinct, "
+               f"{summary.n_renders - summary.n_renders_reused} rendered, {summary.n_renders_reused} reused"
                f"{failures}){warnings}, in {summary.seconds:.1f} s")
 
 

@@ -6,6 +6,7 @@ together with every log problem (see ``validate.load_source``).
 
 from __future__ import annotations
 
+import hashlib
 import re
 import tomllib
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from .errors import Collector
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 DESIGNS = ("independent", "paired", "repeated", "leaderboard", "longitudinal")
-SUPPORTED_DESIGNS = ("independent",)
+SUPPORTED_DESIGNS = ("independent", "leaderboard")
 SPECIAL_VALUES = ("unsupported", "unknown")
 
 
@@ -69,6 +70,8 @@ class RunContract:
     dispute_rule: str | None
     block_on_critical: bool
     candidates_tried: int | None
+    bootstrap_resamples: int
+    bootstrap_seed: int
     services: tuple[Service, ...]
     tasks: tuple[Mapping[str, Any], ...]
     environment: Mapping[str, Any]
@@ -269,6 +272,19 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
                 bad(key, f"{sid!r} is not a [[service]] id (known: {', '.join(service_ids) or 'none'})")
     if design == "independent" and len(candidates) != 1:
         bad("run.candidates", "the independent design compares exactly one candidate with the baseline")
+    bootstrap = run.get("bootstrap", {})
+    if not isinstance(bootstrap, dict):
+        bad("run.bootstrap", "must be a table {resamples = 10000, seed = 20261001}")
+        bootstrap = {}
+    resamples, seed = bootstrap.get("resamples", 10_000), bootstrap.get("seed")
+    if not isinstance(resamples, int) or isinstance(resamples, bool) or not 100 <= resamples <= 1_000_000:
+        bad("run.bootstrap", f"resamples must be an integer from 100 to 1,000,000, got {resamples!r}")
+        resamples = 10_000
+    if seed is None:  # a fixed seed per run, so the build stays deterministic
+        seed = int(hashlib.sha256(run_id.encode()).hexdigest()[:8], 16)
+    elif not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        bad("run.bootstrap", f"seed must be a non-negative integer, got {seed!r}")
+        seed = 0
 
     planned_raw = run.get("planned_calls")
     planned: dict[str, int] = {}
@@ -340,6 +356,7 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
         retry=string("retry", required=False), concurrency=concurrency,
         exclusion_rules=tuple(exclusion_rules), dispute_rule=string("dispute_rule", required=False),
         block_on_critical=block_on_critical, candidates_tried=candidates_tried,
+        bootstrap_resamples=resamples, bootstrap_seed=seed,
         services=tuple(services), tasks=tuple(_freeze(t) for t in tasks),
         environment=_freeze(environment), raw=_freeze(data), text=text,
     )

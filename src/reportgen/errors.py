@@ -58,3 +58,12 @@ class Collector:
                 problems.append(Problem(last.file, last.line + 1, "",
                                         f"... and {self.n_more} more problems not shown; fix these first"))
             raise InputError(problems)
+
+
+class AuditError(ReportgenError):
+    """The run breaks its contract in a way that cannot be published (findings of
+    severity error, see ``audit``)."""
+
+    def __init__(self, findings: list) -> None:
+        self.findings = findings
+        super().__init__("\n".join(str(f) for f in findings))

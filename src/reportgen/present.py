@@ -70,6 +70,8 @@ def milliseconds(value: float | None) -> str:
 def interval(claim: Claim) -> str:
     if claim.low is None or claim.high is None:
         return ""
+    if claim.kind == "rank":
+        return f"[ranks {claim.low:g}–{claim.high:g}]"
     if claim.kind in ("difference", "decision"):
         return f"[{points(claim.low)}, {points(claim.high)}]"
     return f"[{percent(claim.low)}, {percent(claim.high)}]"
@@ -88,7 +90,12 @@ def value(claim: Claim) -> str:
     if claim.kind == "decision":
         return claim.verdict_label or claim.verdict or ""
     if claim.kind == "test":
-        return f"p = {p_value(claim.p_value)}" if claim.p_value is not None else "undefined"
+        if claim.p_value is None:
+            return "undefined"
+        adjusted = f", {claim.adjustment} {p_value(claim.adjusted_p_value)}" if claim.adjusted_p_value is not None else ""
+        return f"p = {p_value(claim.p_value)}{adjusted}"
+    if claim.kind == "rank":
+        return f"group {claim.group}"
     if claim.unit == "ms":
         return milliseconds(claim.estimate)
     if claim.kind == "count" and claim.numerator is not None:
