@@ -7,6 +7,7 @@ works from file://, from a server root and under a sub-path.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from importlib import resources
@@ -129,11 +130,44 @@ def render_version(report: Report) -> dict[str, bytes]:
         files.update(_artifact_files(run))
     for rendered in report.pages:
         page(f"pages/{rendered.page.name}.html", "page.html", narrative=rendered)
-    page("claims.html", "claims.html", claim_list=report.claims,
-         calls={(v["id"], c["call"].call_id): c for v in views for c in v["calls"]})
+    calls = {(v["id"], c["call"].call_id): c for v in views for c in v["calls"]}
+    evidence_sets, claim_evidence = evidence_index(report.claims, calls)
+    for key, (run_id, service, ids) in evidence_sets.items():
+        page(f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id, service=service,
+             entries=[calls[(run_id, i)] for i in ids], with_thumbs=len(ids) <= EVIDENCE_THUMBS)
+    page("claims.html", "claims.html", claim_list=report.claims, calls=calls, claim_evidence=claim_evidence,
+         preview=EVIDENCE_PREVIEW)
     files["data/results.json"] = results_json(report)
     files["data/reportgen.toml"] = (report.source.root / "reportgen.toml").read_bytes()
     return files
+
+
+EVIDENCE_PREVIEW = 6  # thumbnails shown with each claim on claims.html
+EVIDENCE_THUMBS = 200  # an evidence page this long or shorter shows thumbnails
+
+
+def evidence_index(claims, calls) -> tuple[dict, dict]:
+    """Evidence lists, each written once however many claims share it.
+
+    A claim's evidence is split by service; each (run, service, call ids) set gets one
+    page under evidence/, named by a hash of its members, and claims link to those
+    pages. A leaderboard's comparisons reuse the pages of the two services' rates, so
+    the site grows with the number of calls, not with calls times claims."""
+    sets: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+    by_claim: dict[str, list[tuple[str, int, str]]] = {}
+    for claim in claims:
+        groups: dict[str, list[str]] = {}
+        for call_id in claim.evidence:
+            view = calls.get((claim.experiment, call_id))
+            service = view["call"].service if view else ""
+            groups.setdefault(service, []).append(call_id)
+        links = []
+        for service, ids in groups.items():
+            key = hashlib.sha256("\x1f".join((claim.experiment, service, *ids)).encode()).hexdigest()[:16]
+            sets.setdefault(key, (claim.experiment, service, tuple(ids)))
+            links.append((service, len(ids), f"evidence/{claim.experiment}/{key}.html"))
+        by_claim[claim.id] = links
+    return sets, by_claim
 
 
 def results_json(report: Report) -> bytes:
