@@ -106,7 +106,7 @@ def main() -> None:
     print(f"{'--force rebuild':24}{force_s:10.1f}{force_s / cold_s:11.2f} x cold {force_kib / 1024:11.0f}")
     print(f"\nsite: {size / 2**20:.0f} MiB in {files} files ({size / n / 1024:.1f} KiB per call); "
           f"{n} calls, {args.distinct_svgs} distinct SVGs, {os.cpu_count()} cores")
-    print(f"targets: cold <= 2.00 x floor, rebuild <= 0.50 x cold, peak < 4096 MiB, site < 1024 MiB")
+    print("targets: cold <= 2.00 x floor, rebuild <= 0.50 x cold, peak < 4096 MiB, site < 1024 MiB")
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ def pelican_svg(rng: random.Random, flaw: str | None) -> str:
     bx, by = seat[0] + 5 + j(4), seat[1] - 40 + j(4)  # pelican body centre
     head = (bx + 70 + j(6), by - 60 + j(6))
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 300" width="400" height="300">',
+        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 300" width="400" height="300">',
         f'<rect width="400" height="300" fill="{sky}"/>',
         '<rect y="268" width="400" height="32" fill="#9ccc65"/>',
     ]

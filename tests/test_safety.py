@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-from pathlib import Path
 
 from conftest import default_rows
 from reportgen.artifacts import RenderSettings, render_one

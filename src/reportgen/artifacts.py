@@ -21,10 +21,10 @@ from concurrent.futures import TimeoutError as FuturesTimeout
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from .sanitize import SVG_NS, SvgRejected, parse_svg, sanitize_svg
-from .validate import Call, ValidatedRun
+from .validate import ValidatedRun
 
 RENDER_WIDTH = 512
 MAX_RENDER_HEIGHT = 2048
@@ -189,7 +189,7 @@ class RenderCache:
 
 
 def render_cached(svgs: Mapping[str, bytes], settings: RenderSettings, cache: RenderCache,
-                  processes: int | None = None) -> dict[str, Render]:
+                  processes: int | None = None, tick: Callable[[], None] = lambda: None) -> dict[str, Render]:
     """Renders from the cache where present; the rest rendered now and stored."""
     results: dict[str, Render] = {}
     missing: dict[str, bytes] = {}
@@ -199,14 +199,15 @@ def render_cached(svgs: Mapping[str, bytes], settings: RenderSettings, cache: Re
             results[sha] = hit
         else:
             missing[sha] = data
-    fresh = render_all(missing, settings, processes)
+    fresh = render_all(missing, settings, processes, tick)
     for render in fresh.values():
         cache.put(render, settings)
     results.update(fresh)
     return results
 
 
-def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: int | None = None) -> dict[str, Render]:
+def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: int | None = None,
+               tick: Callable[[], None] = lambda: None) -> dict[str, Render]:
     """Render each distinct SVG once (keyed by its sha256), in parallel worker processes.
 
     Workers come from a fresh server process (forkserver), never forked from the build
@@ -232,6 +233,7 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
             try:
                 for future in as_completed(futures, timeout=backstop):
                     sha = futures[future]
+                    tick()
                     try:
                         results[sha] = future.result()
                     except BrokenProcessPool:

@@ -7,7 +7,6 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .analyze import analyze_run
 from .artifacts import CallArtifacts, RenderCache, artifact_hashes, collect_artifacts, render_cached, render_settings
@@ -23,7 +22,26 @@ from .render import Report, RunReport, render_version, theme_environment
 from .validate import ValidatedRun, ValidatedSource, load_source
 from .write import VersionEntry, check_publishable, write_diff_page, write_site_index, write_version
 
-Progress = Callable[[str], None]
+class Progress:
+    """Stage messages, and a bar for the long steps when a person is watching a terminal.
+    The default says nothing (library use, tests); the CLI passes its own."""
+
+    def stage(self, message: str) -> None:
+        pass
+
+    def bar(self, label: str, total: int):
+        return _NoBar()
+
+
+class _NoBar:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def update(self, n: int = 1) -> None:
+        pass
 
 
 @dataclass(frozen=True)
@@ -88,17 +106,18 @@ def default_cache() -> Path:
 
 
 def build_site(source: Path, out: Path, version: str | None = None, force: bool = False,
-               progress: Progress = lambda message: None, redact: bool = False,
+               progress: Progress | None = None, redact: bool = False,
                cache: Path | None = None) -> BuildSummary:
     started = time.perf_counter()
-    progress(f"reading {source}")
+    progress = progress or Progress()
+    progress.stage(f"reading {source}")
     validated = load_source(source)
     pages = load_pages(source)
     if version:
         validated = dataclasses.replace(validated, config=dataclasses.replace(validated.config, version=version))
     label = validated.config.version
     check_publishable(out, label, validated.digest, force)
-    progress("auditing the run against its contract")
+    progress.stage("auditing the run against its contract")
     audited = audit_source(validated)
     if redact:
         audited = [AuditedRun(*redact_run(a.run, a.artifacts, a.findings)) for a in audited]
@@ -107,8 +126,9 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     report = _analyse(validated, audited, progress, render_cache)
     # Unknown claim ids in the narrative fail here, before anything is written.
     report = dataclasses.replace(report, pages=render_pages(pages, {c.id: c for c in report.claims}))
-    progress("writing pages")
-    files = render_version(report)
+    n_pages = _count_pages(report)
+    with progress.bar("pages", n_pages) as bar:
+        files = render_version(report, tick=lambda: bar.update(1))
     folder = write_version(out, label, files)
     env = theme_environment(validated.root, validated.config.theme)
     write_site_index(out, VersionEntry(label, validated.config.title, report.built_at, validated.digest),
@@ -128,13 +148,13 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
 
 def _write_previous_diff(out: Path, previous: str | None, folder: Path, env, progress: Progress) -> None:
     if previous and (out / previous / "manifest.json").is_file():
-        progress(f"comparing with {previous}")
+        progress.stage(f"comparing with {previous}")
         try:
             write_diff_page(out, diff_versions(out / previous, folder), env)
         except Exception as exc:  # the new version is complete and published either way
-            progress(f"warning: the page of changes since {previous} was not written: {exc}")
+            progress.stage(f"warning: the page of changes since {previous} was not written: {exc}")
     elif previous:
-        progress(f"warning: {out / previous} is not here, so the page of changes since {previous} "
+        progress.stage(f"warning: {out / previous} is not here, so the page of changes since {previous} "
                  "was not written (its link will not resolve)")
 
 
@@ -143,18 +163,26 @@ def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Pr
     runs = []
     for item in audited:
         run = item.run
-        progress(f"analysing {run.contract.id}: {len(run.calls)} calls")
+        progress.stage(f"analysing {run.contract.id}: {len(run.calls)} calls")
         analysis = analyze_run(run)
         claims = build_claims(analysis, item.findings)
         settings = render_settings(run)
         svgs = {a.sha256: a.data for bundle in item.artifacts.values() for a in bundle.files if a.kind == "svg"}
         before = cache.hits
-        renders = render_cached(svgs, settings, cache)
-        progress(f"rendered {len(svgs) - (cache.hits - before)} distinct SVGs, reused {cache.hits - before}")
-        progress("drawing charts")
+        with progress.bar(f"drawings of {run.contract.id}", len(svgs)) as bar:
+            renders = render_cached(svgs, settings, cache, tick=lambda: bar.update(1))
+        progress.stage(f"rendered {len(svgs) - (cache.hits - before)} distinct SVGs, reused {cache.hits - before}")
+        progress.stage("drawing charts")
         runs.append(RunReport(analysis, claims, item.artifacts, renders, settings, item.findings,
                               build_charts(analysis)))
     return Report(validated, tuple(runs), built_at(validated))
+
+
+def _count_pages(report: Report) -> int:
+    """Pages render_version will write (for the progress bar; an estimate is enough)."""
+    calls = sum(len(r.analysis.run.calls) for r in report.runs)
+    services = sum(len(r.analysis.run.contract.services) for r in report.runs)
+    return 2 + len(report.pages) + calls + services + 2 * len(report.runs)
 
 
 def built_at(validated: ValidatedSource) -> str:

@@ -20,6 +20,7 @@ from .analyze import ExperimentAnalysis
 from .outcomes import STATUS_LABELS
 
 WIDTH = 520
+MAX_POINTS = 2000  # past this a chart summarises instead of drawing every call
 PALETTE = ["#1f5f99", "#c0392b", "#2e7d32", "#8e44ad", "#b9770e", "#16a085", "#555555"]
 OUTCOME_COLOURS = {"passed": "#2e7d32", "failed the task": "#c0392b", "missing from the log": "#777777"}
 
@@ -168,21 +169,30 @@ def _latency(analysis: ExperimentAnalysis) -> Chart | None:
         return None
     df = pd.DataFrame(rows)
     colours = alt.Color("service:N", scale=alt.Scale(range=PALETTE), legend=None)
-    ticks = alt.Chart(df).mark_tick(thickness=2, size=22, opacity=0.8).encode(
-        x=alt.X("seconds:Q", title="latency of complete returns (s)", scale=alt.Scale(zero=True)),
-        y=alt.Y("service:N", title=None), color=colours)
+    x = alt.X("seconds:Q", title="latency of complete returns (s)", scale=alt.Scale(zero=True))
     medians = df.groupby("service", as_index=False)["seconds"].median()
     median_marks = alt.Chart(medians).mark_tick(thickness=4, size=34, color="#111").encode(
         x="seconds:Q", y="service:N")
-    chart = _base(alt.layer(ticks, median_marks).properties(width=WIDTH, height=44 * df["service"].nunique()))
+    if len(df) <= MAX_POINTS:
+        marks = [alt.Chart(df).mark_tick(thickness=2, size=22, opacity=0.8).encode(
+            x=x, y=alt.Y("service:N", title=None), color=colours)]
+        how = "One thin tick per complete return; the thick black tick is the median."
+    else:  # too many calls to draw one by one: the 5th to 95th percentile and the quartiles
+        q = df.groupby("service")["seconds"].quantile([0.05, 0.25, 0.75, 0.95]).unstack().reset_index()
+        q.columns = ["service", "p5", "p25", "p75", "p95"]
+        marks = [alt.Chart(q).mark_rule(strokeWidth=2).encode(x=alt.X("p5:Q", title=x.title), x2="p95:Q",
+                                                               y=alt.Y("service:N", title=None), color=colours),
+                 alt.Chart(q).mark_bar(height=14).encode(x="p25:Q", x2="p75:Q", y="service:N", color=colours)]
+        how = "The line spans the 5th to the 95th percentile, the bar the middle half; the black tick is the median."
+    chart = _base(alt.layer(*marks, median_marks).properties(width=WIDTH, height=max(44, 22 * df["service"].nunique())))
     by_service = {s.service: s for s in analysis.overall.services}
     table = tuple((svc, str(len(group)), present.milliseconds(by_service[svc].latency_median_ms),
                    present.milliseconds(by_service[svc].latency_p90_ms))
                   for svc, group in df.groupby("service", sort=True))
     columns = ("service", "complete returns", "median", "90th percentile")
     return Chart("latency", "Latency of complete returns",
-                 "One thin tick per complete return; the thick black tick is the median. Technical failures are "
-                 "left out here (a timeout's latency is the timeout) and counted in the outcome chart.",
+                 f"{how} Technical failures are left out here (a timeout's latency is the timeout) and counted "
+                 "in the outcome chart.",
                  "Latency strip chart: " + "; ".join(f"{r[0]} median {r[2]}, p90 {r[3]}" for r in table) + ".",
                  _svg(chart, columns, table), columns, table)
 

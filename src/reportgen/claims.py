@@ -56,7 +56,8 @@ class Claim:
             "numerator": self.numerator, "denominator": self.denominator,
             "interval": interval, "p_value": self.p_value, "adjusted_p_value": self.adjusted_p_value,
             "adjustment": self.adjustment, "test": self.test,
-            "verdict": self.verdict, "verdict_label": self.verdict_label, "verdict_text": self.verdict_text, "unit": self.unit, "group": self.group,
+            "verdict": self.verdict, "verdict_label": self.verdict_label,
+            "verdict_text": self.verdict_text, "unit": self.unit, "group": self.group,
             "assumptions": list(self.assumptions), "warnings": list(self.warnings),
             "evidence": list(self.evidence), "findings": list(self.findings),
         }

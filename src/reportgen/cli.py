@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -45,6 +46,26 @@ def main(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
+class TerminalProgress:
+    """Stage lines on stderr; a progress bar for long steps only on an interactive
+    terminal (never in CI or when output is redirected)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.bars = not quiet and sys.stderr.isatty() and not os.environ.get("CI")
+
+    def stage(self, message: str) -> None:
+        if not self.quiet:
+            click.echo(f"  {message}", err=True)
+
+    def bar(self, label: str, total: int):
+        from .build import Progress
+
+        if not self.bars or total < 200:
+            return Progress().bar(label, total)
+        return click.progressbar(length=total, label=f"  {label}", file=sys.stderr, show_pos=True)
+
+
 @main.command()
 @click.argument("source", default="content", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--out", default="site", show_default=True, type=click.Path(path_type=Path, file_okay=False),
@@ -65,13 +86,9 @@ def build(ctx: click.Context, source: Path, out: Path, version_label: str | None
     """Build SOURCE (default: content/) into OUT/<version>/ (default: site/)."""
     from .build import build_site, default_cache
 
-    def progress(message: str) -> None:
-        if not quiet:
-            click.echo(f"  {message}", err=True)
-
     try:
         cache = None if no_cache else (cache_dir or default_cache())
-        summary = build_site(source, out, version_label, force, progress, redact=redact, cache=cache)
+        summary = build_site(source, out, version_label, force, TerminalProgress(quiet), redact=redact, cache=cache)
     except Exception as exc:  # every failure becomes one clear message
         _fail(exc, ctx.obj["debug"])
         return

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 import jinja2
 
@@ -27,8 +27,8 @@ from .outcomes import OUTCOME_LABELS, STATUS_LABELS
 from .redaction import is_redacted, redactions_json
 from .validate import ValidatedSource
 
-CSP = ("default-src 'none'; img-src 'self'; style-src 'self'; base-uri 'none'; "
-       "form-action 'none'; frame-ancestors 'none'")
+# No script at all. (frame-ancestors cannot be set from a <meta> tag; browsers ignore it there.)
+CSP = "default-src 'none'; img-src 'self'; style-src 'self'; base-uri 'none'; form-action 'none'"
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,8 @@ def call_page(run_id: str, call_id: str) -> str:
     return f"calls/{run_id}/{call_id}.html"
 
 
-def render_version(report: Report) -> dict[str, bytes]:
+def render_version(report: Report, tick: Callable[[], None] = lambda: None) -> dict[str, bytes]:
+    """Every file of the version; ``tick`` is called once per page (for a progress bar)."""
     config = report.source.config
     env = theme_environment(report.source.root, config.theme)
     claims = {c.id: c for c in report.claims}
@@ -108,6 +109,7 @@ def render_version(report: Report) -> dict[str, bytes]:
         root = "../" * path.count("/")
         html = env.get_template(template).render(root=root, path=path, **common, **context)
         files[path] = html.encode("utf-8")
+        tick()
 
     views = [_run_view(r) for r in report.runs]
     cited_by: dict[tuple[str, str], list[str]] = {}
