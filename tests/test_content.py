@@ -144,3 +144,16 @@ def test_differences_and_p_values_are_never_rounded_to_zero():
 def test_rate_claim_shows_counts_and_interval():
     c = claim(estimate=0.8, numerator=16, denominator=20, low=0.58398, high=0.91934, confidence_level=0.95)
     assert (present.value(c), present.interval(c)) == ("80.0% (16/20)", "[58.4%, 91.9%]")
+
+
+def test_large_runs_get_a_summarised_latency_chart(monkeypatch):
+    import reportgen.charts as charts
+    from conftest import DEMO
+    from reportgen.analyze import analyze_run
+    from reportgen.validate import load_source
+
+    monkeypatch.setattr(charts, "MAX_POINTS", 10)
+    analysis = analyze_run(load_source(DEMO).runs[0])
+    chart = next(c for c in charts.build_charts(analysis) if c.name == "latency")
+    assert "5th to the 95th percentile" in chart.caption
+    assert chart.rows[0][0] == "A" and chart.svg.startswith(b"<svg")

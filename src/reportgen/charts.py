@@ -169,7 +169,8 @@ def _latency(analysis: ExperimentAnalysis) -> Chart | None:
         return None
     df = pd.DataFrame(rows)
     colours = alt.Color("service:N", scale=alt.Scale(range=PALETTE), legend=None)
-    x = alt.X("seconds:Q", title="latency of complete returns (s)", scale=alt.Scale(zero=True))
+    x_title = "latency of complete returns (s)"
+    x = alt.X("seconds:Q", title=x_title, scale=alt.Scale(zero=True))
     medians = df.groupby("service", as_index=False)["seconds"].median()
     median_marks = alt.Chart(medians).mark_tick(thickness=4, size=34, color="#111").encode(
         x="seconds:Q", y="service:N")
@@ -180,7 +181,7 @@ def _latency(analysis: ExperimentAnalysis) -> Chart | None:
     else:  # too many calls to draw one by one: the 5th to 95th percentile and the quartiles
         q = df.groupby("service")["seconds"].quantile([0.05, 0.25, 0.75, 0.95]).unstack().reset_index()
         q.columns = ["service", "p5", "p25", "p75", "p95"]
-        marks = [alt.Chart(q).mark_rule(strokeWidth=2).encode(x=alt.X("p5:Q", title=x.title), x2="p95:Q",
+        marks = [alt.Chart(q).mark_rule(strokeWidth=2).encode(x=alt.X("p5:Q", title=x_title, scale=alt.Scale(zero=True)), x2="p95:Q",
                                                                y=alt.Y("service:N", title=None), color=colours),
                  alt.Chart(q).mark_bar(height=14).encode(x="p25:Q", x2="p75:Q", y="service:N", color=colours)]
         how = "The line spans the 5th to the 95th percentile, the bar the middle half; the black tick is the median."

@@ -116,9 +116,9 @@ def claim_html(claim: Claim, root: str) -> str:
     mark = ""
     if claim.findings:  # the same warning mark as on every other page, leading to the claim's findings
         n = len(claim.findings)
-        mark = (f'<a class="finding-mark" href="{link}" title="weakened by {n} audit warning{"s" if n != 1 else ""}">'
-                f'<span aria-hidden="true">⚠{n if n > 1 else ""}</span>'
-                f'<span class="sr-only">{n} audit warning{"s" if n != 1 else ""}</span></a>')
+        label = f'{n} audit warning{"s" if n != 1 else ""}'
+        mark = (f'<a class="finding-mark" href="{link}" title="weakened by {label}" aria-label="{label}">'
+                f'<span aria-hidden="true">⚠{n if n > 1 else ""}</span></a>')
     return (f'<a class="claim" href="{link}" title="{escape(claim.statement)}">'
             f'<span class="value">{escape(present.value(claim))}</span>{interval_html}</a>{mark}')
 
