@@ -8,6 +8,7 @@ the user exactly as written.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ class RawLog:
     name: str  # calls.csv or calls.jsonl
     columns: tuple[str, ...]
     rows: tuple[RawRow, ...]
+    data: bytes = b""  # the file as read, published as it is (or redacted)
 
 
 def find_log(folder: Path) -> list[Path]:
@@ -71,9 +73,9 @@ def read_log(path: Path, rel: str, problems: Collector) -> RawLog | None:
         line = text.count("\n", 0, text.index("\x00")) + 1
         problems.add(rel, line, "", "contains a NUL byte: this is not a text log")
         return None
-    if path.suffix == ".jsonl":
-        return _read_jsonl(text, rel, path.name, problems)
-    return _read_csv(text, rel, path.name, problems)
+    log = _read_jsonl(text, rel, path.name, problems) if path.suffix == ".jsonl" else \
+        _read_csv(text, rel, path.name, problems)
+    return dataclasses.replace(log, data=data) if log is not None else None
 
 
 def _read_csv(text: str, rel: str, name: str, problems: Collector) -> RawLog | None:

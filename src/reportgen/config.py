@@ -89,10 +89,11 @@ class RunContract:
         return next(s for s in self.services if s.id == service_id)
 
 
-def read_toml(path: Path, rel: str, problems: Collector) -> dict[str, Any] | None:
+def read_toml(path: Path, rel: str, problems: Collector) -> tuple[dict[str, Any], str] | None:
+    """The parsed table and the text it came from (kept for line numbers in messages)."""
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        text = path.read_text(encoding="utf-8")
+        return tomllib.loads(text), text
     except FileNotFoundError:
         problems.add(rel, 0, "", "file not found")
     except tomllib.TOMLDecodeError as exc:
@@ -125,10 +126,10 @@ def _line_of(text: str, key: str, table: str = "[run]", nth: int = 1) -> int:
 
 def load_site_config(source: Path, problems: Collector) -> SiteConfig | None:
     rel = "reportgen.toml"
-    data = read_toml(source / rel, rel, problems)
-    if data is None:
+    read = read_toml(source / rel, rel, problems)
+    if read is None:
         return None
-    text = (source / rel).read_text(encoding="utf-8")
+    data, text = read
 
     def bad(key: str, message: str) -> None:
         problems.add(rel, _line_of(text, key), key, message)
@@ -192,10 +193,10 @@ def _freeze(value: Any) -> Any:
 
 def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunContract | None:
     rel = f"{rel_folder}/run.toml"
-    data = read_toml(folder / "run.toml", rel, problems)
-    if data is None:
+    read = read_toml(folder / "run.toml", rel, problems)
+    if read is None:
         return None
-    text = (folder / "run.toml").read_text(encoding="utf-8")
+    data, text = read
     run = data.get("run")
     if not isinstance(run, dict):
         problems.add(rel, 0, "run", "missing [run] table: the contract needs run.id, run.design, ...")

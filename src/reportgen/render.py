@@ -261,7 +261,7 @@ def _run_view(run: RunReport) -> dict:
     return {
         "id": contract.id, "contract": contract, "analysis": analysis, "services": services,
         "calls": calls, "comparison_key": key, "settings": run.settings,
-        "contract_text": (vr.folder / "run.toml").read_text(encoding="utf-8"),
+        "contract_text": contract.text,
         "log_name": vr.log.name, "p_reading": None if analysis.ranks else _p_reading(analysis, run.claims),
         "findings": run.findings, "charts": run.charts,
     }

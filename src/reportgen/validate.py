@@ -148,7 +148,7 @@ def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifact
     redacted = {} if check_artifacts else _published_redactions(folder)
     requests = _check_requests(calls, folder, rel_folder, log.file, problems, redacted)
     return ValidatedRun(contract, folder, rel_folder, log, tuple(calls), requests,
-                        log_bytes=logs[0].read_bytes())
+                        log_bytes=log.data)
 
 
 def _published_redactions(folder: Path) -> dict[str, str]:
