@@ -19,7 +19,8 @@ from .errors import Collector
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 DESIGNS = ("independent", "paired", "repeated", "leaderboard", "longitudinal")
-SUPPORTED_DESIGNS = ("independent", "leaderboard")
+PAIRED_DESIGNS = ("paired", "repeated")  # both arms on the same units: analysed by differences
+METRICS = ("first_pass_rate", "score")
 SPECIAL_VALUES = ("unsupported", "unknown")
 
 
@@ -70,6 +71,8 @@ class RunContract:
     dispute_rule: str | None
     block_on_critical: bool
     candidates_tried: int | None
+    slices: tuple[str, ...]  # slices named in advance; any other value of `slice` is exploratory
+    failure_score: float | None  # the score a technical failure counts as (score metric)
     bootstrap_resamples: int
     bootstrap_seed: int
     services: tuple[Service, ...]
@@ -236,9 +239,6 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
     design = string("design") or ""
     if design and design not in DESIGNS:
         bad("run.design", f"{design!r} is not one of {', '.join(DESIGNS)}")
-    elif design and design not in SUPPORTED_DESIGNS:
-        bad("run.design", f"design {design!r} is not supported by this version of reportgen "
-            f"(supported: {', '.join(SUPPORTED_DESIGNS)})")
     phase = string("phase", default="formal") or "formal"
     if phase not in ("pilot", "formal"):
         bad("run.phase", f"must be 'pilot' or 'formal', got {phase!r}")
@@ -246,9 +246,11 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
     if registered_at and parse_timestamp(registered_at) is None:
         bad("run.registered_at", f"{registered_at!r} is not an ISO 8601 time with a UTC offset")
     primary_metric = string("primary_metric", default="first_pass_rate") or "first_pass_rate"
-    if primary_metric != "first_pass_rate":
-        bad("run.primary_metric", f"{primary_metric!r} is not supported for the independent design "
-            "(use 'first_pass_rate')")
+    if primary_metric not in METRICS:
+        bad("run.primary_metric", f"{primary_metric!r} is not one of {', '.join(METRICS)}")
+    elif primary_metric == "score" and design not in PAIRED_DESIGNS:
+        bad("run.primary_metric", f"a numeric score is analysed in the paired or repeated designs; "
+            f"the {design} design compares pass rates (use 'first_pass_rate')")
     higher = run.get("higher_is_better", True)
     if not isinstance(higher, bool):
         bad("run.higher_is_better", f"must be true or false, got {higher!r}")
@@ -271,8 +273,8 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
         for sid in ids:
             if sid not in service_ids:
                 bad(key, f"{sid!r} is not a [[service]] id (known: {', '.join(service_ids) or 'none'})")
-    if design == "independent" and len(candidates) != 1:
-        bad("run.candidates", "the independent design compares exactly one candidate with the baseline")
+    if design in ("independent", *PAIRED_DESIGNS) and len(candidates) != 1:
+        bad("run.candidates", f"the {design} design compares exactly one candidate with the baseline")
     bootstrap = run.get("bootstrap", {})
     if not isinstance(bootstrap, dict):
         bad("run.bootstrap", "must be a table {resamples = 10000, seed = 20261001}")
@@ -333,6 +335,14 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
     if candidates_tried is not None and (not isinstance(candidates_tried, int) or isinstance(candidates_tried, bool) or candidates_tried < 1):
         bad("run.candidates_tried", f"must be a positive integer, got {candidates_tried!r}")
         candidates_tried = None
+    slices = run.get("slices", [])
+    if not isinstance(slices, list) or not all(isinstance(x, str) and x for x in slices):
+        bad("run.slices", "must be a list of slice names (values of the log's slice column)")
+        slices = []
+    failure_score = run.get("failure_score")
+    if failure_score is not None and (isinstance(failure_score, bool) or not isinstance(failure_score, (int, float))):
+        bad("run.failure_score", f"must be a number (the score a technical failure counts as), got {failure_score!r}")
+        failure_score = None
     tasks = data.get("task", [])
     tasks = [tasks] if isinstance(tasks, dict) else tasks
     if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
@@ -348,8 +358,9 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
         question=string("question") or "", phase=phase, registered_at=registered_at,
         design=design, primary_metric=primary_metric, higher_is_better=higher,
         baseline=baseline, candidates=tuple(candidates), alpha=alpha,
-        min_useful_effect=number("min_useful_effect", -1.0, 1.0),
-        noninferiority_margin=number("noninferiority_margin", 0.0, 1.0),
+        # A rate's thresholds are fractions; a score's are on the score's own scale.
+        min_useful_effect=number("min_useful_effect", *((None, None) if primary_metric == "score" else (-1.0, 1.0))),
+        noninferiority_margin=number("noninferiority_margin", 0.0, None if primary_metric == "score" else 1.0),
         planned_calls=MappingProxyType(planned), blocks=tuple(blocks),
         window_start=string("window_start", required=False),
         window_end=string("window_end", required=False),
@@ -357,6 +368,7 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
         retry=string("retry", required=False), concurrency=concurrency,
         exclusion_rules=tuple(exclusion_rules), dispute_rule=string("dispute_rule", required=False),
         block_on_critical=block_on_critical, candidates_tried=candidates_tried,
+        slices=tuple(slices), failure_score=None if failure_score is None else float(failure_score),
         bootstrap_resamples=resamples, bootstrap_seed=seed,
         services=tuple(services), tasks=tuple(_freeze(t) for t in tasks),
         environment=_freeze(environment), raw=_freeze(data), text=text,

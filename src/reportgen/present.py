@@ -67,11 +67,24 @@ def milliseconds(value: float | None) -> str:
     return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.0f} ms"
 
 
+def score(value: float | None, signed: bool = True) -> str:
+    """A score or a difference of scores, on the score's own scale (3 significant digits)."""
+    if value is None or math.isnan(value):
+        return "undefined"
+    if value == 0:
+        return "0"
+    return _signed(f"{value:+.3g}" if signed else f"{value:.3g}")
+
+
 def interval(claim: Claim) -> str:
-    if claim.low is None or claim.high is None:
+    if claim.low is None or claim.high is None or math.isnan(claim.low) or math.isnan(claim.high):
         return ""
     if claim.kind == "rank":
         return f"[ranks {claim.low:g}–{claim.high:g}]"
+    if claim.unit == "score":
+        return f"[{score(claim.low)}, {score(claim.high)}]"
+    if claim.kind == "paired_difference":  # as the paired analyses are usually reported
+        return f"[{points(claim.low, 2)}, {points(claim.high, 2)}]"
     if claim.kind in ("difference", "decision"):
         return f"[{points(claim.low)}, {points(claim.high)}]"
     return f"[{percent(claim.low)}, {percent(claim.high)}]"
@@ -85,8 +98,10 @@ def value(claim: Claim) -> str:
     """The claim's number as the pages show it (interval shown separately)."""
     if claim.kind == "rate":
         return f"{percent(claim.estimate)} ({claim.numerator}/{claim.denominator})"
-    if claim.kind == "difference":
-        return f"{points(claim.estimate)} points"
+    if claim.kind in ("difference", "paired_difference"):
+        if claim.unit == "score":
+            return score(claim.estimate)
+        return f"{points(claim.estimate, 2 if claim.kind == 'paired_difference' else 1)} points"
     if claim.kind == "decision":
         return claim.verdict_label or claim.verdict or ""
     if claim.kind == "test":

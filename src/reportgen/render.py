@@ -70,7 +70,8 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
         percent=present.percent, points=present.points, p_value=present.p_value,
         milliseconds=present.milliseconds, claim_value=present.value,
         claim_interval=present.interval, claim_level=present.level,
-        magnitude_points=present.magnitude_points, status_labels=STATUS_LABELS,
+        magnitude_points=present.magnitude_points, score=present.score,
+        p_reading=present.p_value_reading, status_labels=STATUS_LABELS,
         outcome_labels=OUTCOME_LABELS, csp=CSP, reportgen_version=__version__,
     )
     return env
@@ -262,14 +263,6 @@ def _run_view(run: RunReport) -> dict:
         "id": contract.id, "contract": contract, "analysis": analysis, "services": services,
         "calls": calls, "comparison_key": key, "settings": run.settings,
         "contract_text": contract.text,
-        "log_name": vr.log.name, "p_reading": None if analysis.ranks else _p_reading(analysis, run.claims),
+        "log_name": vr.log.name,
         "findings": run.findings, "charts": run.charts,
     }
-
-
-def _p_reading(analysis: ExperimentAnalysis, claims: tuple[Claim, ...]) -> str | None:
-    test = next((c for c in claims if c.kind == "test" and ".block-" not in c.id), None)
-    if test is None or test.p_value is None:
-        return None
-    return present.p_value_reading(test.p_value, analysis.run.contract.alpha)
-

@@ -12,6 +12,7 @@ from typing import Mapping
 
 from .calllog import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, RawLog, RawRow, find_log, read_log
 from .config import SAFE_ID, RunContract, SiteConfig, load_contract, load_site_config, parse_timestamp
+from .design_checks import check_design
 from .errors import Collector
 from .outcomes import STATUSES, TECHNICAL_FAILURES, Outcome, classify, counts_as_pass
 
@@ -60,6 +61,19 @@ class Call:
     @property
     def request_hex(self) -> str:
         return self.request_hash.removeprefix("sha256:")
+
+    def column(self, name: str) -> str:
+        """An optional column's value, stripped ('' when absent)."""
+        return self.extra.get(name, "").strip()
+
+    @property
+    def score(self) -> float | None:
+        """The numeric score, checked by the design checks when the metric is a score."""
+        text = self.column("score")
+        try:
+            return float(text) if text else None
+        except ValueError:
+            return None
 
 
 @dataclass(frozen=True)
@@ -146,6 +160,7 @@ def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifact
     # A published version records the hashes of request bodies it redacted; a source
     # folder never gets to declare its own exceptions.
     redacted = {} if check_artifacts else _published_redactions(folder)
+    check_design(contract, calls, log.file, problems)
     requests = _check_requests(calls, folder, rel_folder, log.file, problems, redacted)
     return ValidatedRun(contract, folder, rel_folder, log, tuple(calls), requests,
                         log_bytes=log.data)
