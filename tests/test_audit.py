@@ -172,6 +172,21 @@ def test_repetitions_as_tasks(make_source):
     assert "repetitions of a task are not new tasks" in f.message and f.scope == "run"
 
 
+def test_clusters_counted_as_independent_calls(make_source):
+    rows = with_column(default_rows(), "cluster_id")
+    for row in rows:
+        row["cluster_id"] = "doc-1" if row["call_id"] in ("Y-1", "Y-2") else row["call_id"]
+    f = only(findings_of(make_source(rows)), "clusters-as-independent")
+    assert f.services == ("Y",) and (f.line, f.field) == (2, "cluster_id")
+    assert "its intervals are too narrow" in f.message
+    # The paired design resamples whole clusters: nothing to warn about there.
+    paired = CONTRACT.replace('design = "independent"', 'design = "paired"')
+    pairs = with_column(rows, "pair_id")
+    for row in pairs:
+        row["pair_id"] = row["call_id"][-1]
+    assert not [f for f in findings_of(make_source(pairs, contract=paired)) if f.code == "clusters-as-independent"]
+
+
 def test_outside_window(make_source):
     contract = CONTRACT.replace("concurrency = 1", 'concurrency = 1\nwindow_start = "2026-10-01T09:00:00+00:00"\n'
                                 'window_end = "2026-10-01T09:03:59+00:00"')

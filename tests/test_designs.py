@@ -266,13 +266,15 @@ def test_clusters_are_resampled_and_the_decision_reads_the_cluster_interval(make
     assert "cluster bootstrap" in verdict.statement
 
 
-@pytest.mark.parametrize("x, y, warning", [
-    ([1.0], [2.0], "one pair: no interval can be computed"),
-    ([1.0, 2.0, 3.0], [2.0, 3.0, 4.0], "all differences are equal"),
-    ([1.0, 2.0], [None, None], "no pairs: the mean difference is undefined"),
+@pytest.mark.parametrize("x, y, columns, warning", [
+    ([1.0], [2.0], {}, "one pair: no interval can be computed"),
+    ([1.0, 2.0, 3.0], [2.0, 3.0, 4.0], {}, "all differences are equal"),
+    ([1.0, 2.0], [None, None], {}, "no pairs: the mean difference is undefined"),
+    ([1.0, 2.0, 3.0], [2.0, 4.0, 3.5], {"cluster_id": ["doc"] * 3}, "one cluster: every resample is that cluster"),
 ])
-def test_degenerate_pairs_show_a_written_warning_and_decide_nothing(make_source, tmp_path, run_cli, x, y, warning):
-    source = make_source(paired_rows(x, y), contract=SCORE)
+def test_degenerate_pairs_show_a_written_warning_and_decide_nothing(make_source, tmp_path, run_cli, x, y, columns,
+                                                                    warning):
+    source = make_source(paired_rows(x, y, **columns), contract=SCORE)
     _, claims = analysed(source)
     assert claims["mini.Y_vs_X.verdict"].verdict == "no_difference_shown"
     result = run_cli("build", source, "--out", tmp_path / "site", "-q")
@@ -365,3 +367,15 @@ def test_an_even_or_unshown_difference_is_not_flagged(make_source):
     assert analysed(make_source(block_rows(even), contract=contract))[0].block_flags == ()
     noise = {"X": ["PPPPPPPPPF"] * 4, "Y": ["PPPPPPPPPF"] * 3 + ["PPPPPPPPFF"]}
     assert analysed(make_source(block_rows(noise), contract=contract))[0].block_flags == ()
+
+
+def test_paired_chart_draws_every_difference(demo_site):
+    svg = (demo_site / "charts" / "seeds-paired" / "paired.svg").read_text("utf-8")
+    data = json.loads(html.unescape(re.search(r"<metadata>(.*?)</metadata>", svg, re.S).group(1)))
+    units = {row[0]: row[1] for row in data["rows"] if not row[0].startswith("line:")}
+    assert units == {"seed-1": "+0.4", "seed-2": "+0.3", "seed-3": "+0.1", "seed-4": "+0.5", "seed-5": "+0.1"}
+    assert "<script" not in svg
+    page = (demo_site / "experiments" / "seeds-paired" / "index.html").read_text("utf-8")
+    assert 'src="../../charts/seeds-paired/paired.svg"' in page
+    # Pass/fail pairs are read from their 2×2 table instead.
+    assert not (demo_site / "charts" / "tasks-paired" / "paired.svg").exists()

@@ -43,6 +43,8 @@ class ServiceResult:
     latency_median_ms: float | None
     latency_p90_ms: float | None
     critical_calls: tuple[str, ...]
+    mean_score: float | None = None  # score metric: mean over complete returns with a score
+    scored_calls: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -426,7 +428,8 @@ def _analyze_group(run: ValidatedRun, calls: list[Call], block: str | None,
     contract = run.contract
     cl = contract.confidence_level
     services = tuple(
-        _service_result(s.id, [c for c in calls if c.service == s.id], planned.get(s.id, 0), cl)
+        _service_result(s.id, [c for c in calls if c.service == s.id], planned.get(s.id, 0), cl,
+                        contract.primary_metric == "score")
         for s in contract.services
     )
     if contract.design in PAIRED_DESIGNS:
@@ -443,13 +446,15 @@ def _analyze_group(run: ValidatedRun, calls: list[Call], block: str | None,
     return GroupAnalysis(block, services, tuple(comparisons), notes)
 
 
-def _service_result(service: str, calls: list[Call], planned: int, cl: float) -> ServiceResult:
+def _service_result(service: str, calls: list[Call], planned: int, cl: float,
+                    with_score: bool = False) -> ServiceResult:
     # More rows than planned means the plan was not followed; counting every row keeps
     # the rate a proportion (the audit reports the overrun).
     denominator = max(planned, len(calls))
     passes = sum(1 for c in calls if c.passed)
     complete = [c for c in calls if c.status == "ok"]
     latencies = np.array([c.latency_ms for c in complete if c.latency_ms is not None], dtype=float)
+    scored = [c for c in complete if c.score is not None] if with_score else []
     failures = tuple(
         (status, tuple(c.call_id for c in calls if c.status == status))
         for status in TECHNICAL_FAILURES
@@ -466,6 +471,8 @@ def _service_result(service: str, calls: list[Call], planned: int, cl: float) ->
         latency_median_ms=float(np.median(latencies)) if latencies.size else None,
         latency_p90_ms=float(np.percentile(latencies, 90)) if latencies.size else None,
         critical_calls=tuple(c.call_id for c in calls if c.critical),
+        mean_score=float(np.mean([c.score for c in scored])) if scored else None,
+        scored_calls=tuple(c.call_id for c in scored),
     )
 
 

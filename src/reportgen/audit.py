@@ -68,7 +68,7 @@ def audit_run(run: ValidatedRun, artifact_hashes: Mapping[str, tuple[str, ...]])
     """Every warning and error the run's data shows against its contract."""
     findings: list[Finding] = []
     for check in (_plan, _pilot, _exclusions, _interleaving, _concurrency, _returned_model,
-                  _parameters, _identical_outputs, _repeated_seeds, _repetitions, _window,
+                  _parameters, _identical_outputs, _repeated_seeds, _repetitions, _clusters, _window,
                   _retries, _selection, _missing_requests, _complete_without_artifact):
         findings.extend(check(run, artifact_hashes))
     numbered = []
@@ -274,6 +274,20 @@ def _repetitions(run: ValidatedRun, _) -> Iterable[Finding]:
                       f"the log has {len(distinct)} tasks with repetitions, but the independent design treats "
                       "every row as an independent draw; repetitions of a task are not new tasks "
                       "(use design = \"repeated\")", scope="run")
+
+
+def _clusters(run: ValidatedRun, _) -> Iterable[Finding]:
+    if run.contract.design in ("paired", "repeated"):
+        return  # their differences are resampled by cluster
+    sizes = Counter((c.service, c.column("cluster_id")) for c in _formal_first(run) if c.column("cluster_id"))
+    shared = sorted({service for (service, _), n in sizes.items() if n > 1})
+    if shared:
+        first = next(c for c in _formal_first(run) if c.column("cluster_id"))
+        yield Finding("clusters-as-independent", "warning", run.log.file, first.line, "cluster_id",
+                      f"{', '.join(shared)}: several calls share a cluster_id, but the {run.contract.design} design "
+                      "treats every call as independent, so its intervals are too narrow; calls from one document, "
+                      "dialogue or template are not new samples (the paired design resamples whole clusters)",
+                      tuple(shared))
 
 
 def _window(run: ValidatedRun, _) -> Iterable[Finding]:

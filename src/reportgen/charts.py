@@ -52,6 +52,9 @@ def build_charts(analysis: ExperimentAnalysis) -> tuple[Chart, ...]:
     charts = [_rates(analysis)]
     if analysis.overall.comparisons:
         charts.append(_difference(analysis))
+    # Pass/fail pairs take only three differences: their 2×2 table says it all.
+    if analysis.paired is not None and analysis.paired.difference.n and analysis.paired.binary is None:
+        charts.append(_paired(analysis))
     if analysis.blocks and len(analysis.overall.services) <= 6:  # past that, the per-block table reads better
         charts.append(_blocks(analysis))
     latency = _latency(analysis)
@@ -135,6 +138,61 @@ def _difference(analysis: ExperimentAnalysis) -> Chart:
                  f"{level} Newcombe interval. Dashed lines: zero, the minimum useful effect and minus the "
                  "non-inferiority margin registered in the contract.",
                  "Difference chart: " + "; ".join(f"{r[0]} {r[1]} {r[2]}".strip() for r in table) + ".",
+                 _svg(chart, columns, table), columns, table)
+
+
+MAX_UNIT_ROWS = 40  # past this many pairs or tasks, a histogram of the differences
+
+
+def _paired(analysis: ExperimentAnalysis) -> Chart:
+    """Each pair's (or task's) difference as a dot, or their histogram when there are
+    many; with zero, the mean and its interval, and the minimum useful effect."""
+    contract = analysis.run.contract
+    p = analysis.paired
+    assert p is not None
+    d = p.difference
+    level = present.percent(contract.confidence_level, 0)
+    unit = "task" if p.unit == "task" else "pair"
+    what = ("score" if p.metric == "score" else
+            "task pass rate (mean over repetitions)" if p.unit == "task" else "pass (1) / non-pass (0)")
+    diffs = [(r.unit, r.difference) for r in p.rows if r.difference is not None]
+    lines = [{"at": 0.0, "line": "zero"}, {"at": d.estimate, "line": "mean"}]
+    if d.low < d.high:
+        lines += [{"at": d.low, "line": f"{level} t interval"}, {"at": d.high, "line": ""}]
+    if contract.min_useful_effect is not None:
+        lines.append({"at": contract.min_useful_effect * (1 if contract.higher_is_better else -1),
+                      "line": "minimum useful effect"})
+    x_title = f"{p.candidate} − {p.baseline}, difference in {what}"
+    if len(diffs) <= MAX_UNIT_ROWS:
+        df = pd.DataFrame([{"unit": u, "difference": v} for u, v in diffs])
+        body = alt.Chart(df).mark_point(filled=True, size=70, opacity=1, color=PALETTE[0]).encode(
+            x=alt.X("difference:Q", title=x_title), y=alt.Y("unit:N", sort=None, title=None))
+        height = 22 * len(diffs) + 30
+        table = tuple((u, present.score(v)) for u, v in diffs)
+        columns = (unit, "difference")
+        shape = f"Each dot is one {unit}'s difference"
+    else:
+        counts = pd.Series([v for _, v in diffs]).round(6).value_counts().sort_index()
+        df = pd.DataFrame({"difference": counts.index, "count": counts.values})
+        body = alt.Chart(df).mark_bar(color=PALETTE[0], size=14).encode(
+            x=alt.X("difference:Q", title=x_title), y=alt.Y("count:Q", title=f"{unit}s"))
+        height = 180
+        table = tuple((present.score(v), str(n)) for v, n in zip(counts.index, counts.values))
+        columns = ("difference", f"{unit}s")
+        shape = f"Each bar counts the {unit}s with that difference"
+    frame = pd.DataFrame(lines)
+    for index, line in enumerate(lines):
+        line["y"] = 2 + 13 * index
+    refs = alt.Chart(frame).mark_rule(strokeDash=[5, 4], color="#555").encode(x="at:Q")
+    labels = alt.Chart(pd.DataFrame(lines)).mark_text(
+        align="left", baseline="top", dx=3, fontSize=10, color="#333").encode(
+        x="at:Q", y=alt.Y("y:Q", scale=None), text="line:N")
+    chart = _base(alt.layer(body, refs, labels).properties(width=WIDTH, height=height))
+    table += tuple((f"line: {x['line'] or 'interval end'}", present.score(x["at"])) for x in lines)
+    return Chart("paired", f"Every {unit}'s difference",
+                 f"{shape} ({p.candidate} − {p.baseline}, {d.n} {unit}s). Dashed lines: zero, the mean, the ends of "
+                 f"its {level} t interval and the registered minimum useful effect. Read the spread, not only the mean.",
+                 "Paired differences: " + "; ".join(f"{a} {b}" for a, b in table) + ".",
                  _svg(chart, columns, table), columns, table)
 
 

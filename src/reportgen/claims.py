@@ -302,6 +302,13 @@ def _service_detail_claims(s: ServiceResult, prefix: str, run_id: str) -> list[C
             id=f"{prefix}.{s.service}.missing_calls", experiment=run_id, kind="count",
             statement=f"{s.service}: {s.n_missing} planned first submissions have no row in the "
             "log and count as non-passes", estimate=float(s.n_missing), unit="calls"))
+    if s.mean_score is not None:
+        out.append(Claim(
+            id=f"{prefix}.{s.service}.mean_score", experiment=run_id, kind="quantity",
+            statement=f"{s.service}: mean score of {len(s.scored_calls)} complete returns (arithmetic mean; "
+            "the comparison rests on the paired differences, not on these means)",
+            estimate=s.mean_score, numerator=len(s.scored_calls), unit="score", method="mean",
+            evidence=s.scored_calls))
     for name, value, label in (("latency_median_ms", s.latency_median_ms, "median"),
                                ("latency_p90_ms", s.latency_p90_ms, "90th percentile")):
         if value is None:

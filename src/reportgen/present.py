@@ -113,6 +113,8 @@ def value(claim: Claim) -> str:
         return f"group {claim.group}"
     if claim.unit == "ms":
         return milliseconds(claim.estimate)
+    if claim.unit == "score":
+        return f"{score(claim.estimate, signed=False)} ({claim.numerator} scored)"
     if claim.kind == "count" and claim.numerator is not None:
         return str(claim.numerator)
     return "undefined" if claim.estimate is None else f"{claim.estimate:g}"

@@ -49,6 +49,10 @@ MAIN_PAGES = {
     "experiment": "v1/experiments/pelican-ab/index.html",
     "service": "v1/experiments/pelican-ab/B.html",
     "leaderboard": "v1/experiments/relay-leaderboard/index.html",
+    "paired-score": "v1/experiments/seeds-paired/index.html",
+    "paired-binary": "v1/experiments/tasks-paired/index.html",
+    "repeated": "v1/experiments/prompt-repeated/index.html",
+    "longitudinal": "v1/experiments/relay-weekly/index.html",
     "evidence": "v1/evidence/pelican-ab/*.html",
     "call": "v1/calls/pelican-ab/A-01.html",
     "call-render-failed": "v1/calls/pelican-ab/B-09.html",
@@ -59,7 +63,8 @@ MAIN_PAGES = {
 }
 
 # The page types photographed at both sizes.
-SCREENSHOT_PAGES = ["index", "experiment", "service", "leaderboard", "evidence", "call",
+SCREENSHOT_PAGES = ["index", "experiment", "service", "leaderboard", "paired-score", "paired-binary",
+                    "repeated", "longitudinal", "evidence", "call",
                     "call-render-failed", "claims", "narrative"]
 
 # What the broken copy of the site breaks (see conftest's `broken_site`).
