@@ -379,3 +379,16 @@ def test_paired_chart_draws_every_difference(demo_site):
     assert 'src="../../charts/seeds-paired/paired.svg"' in page
     # Pass/fail pairs are read from their 2×2 table instead.
     assert not (demo_site / "charts" / "tasks-paired" / "paired.svg").exists()
+
+
+def test_a_pair_missing_one_side_counts_the_missing_call_as_a_non_pass(make_source):
+    rows = paired_rows([0] * 3, [0] * 3)
+    for row in rows:
+        row["score"] = ""
+    rows = [r for r in rows if r["call_id"] != "X-2"]  # X never ran pair p2
+    analysis, claims = analysed(make_source(rows, contract=PAIRED.replace("planned_calls = 4", "planned_calls = 3")))
+    row = next(r for r in analysis.paired.rows if r.unit == "p2")
+    assert (row.baseline, row.candidate, row.baseline_calls) == (0.0, 1.0, ())
+    assert row.notes == ("X: no row: counted as a non-pass",)
+    assert claims["mini.Y_vs_X.pairs.only_candidate"].numerator == 1
+    assert claims["mini.Y_vs_X.pairs.both_pass"].numerator == 2
