@@ -141,6 +141,26 @@ def test_differences_and_p_values_are_never_rounded_to_zero():
     assert present.p_value(0.0224774) == "0.0225"
 
 
+def test_test_claims_read_as_p_equals_or_p_below():
+    assert present.value(claim(kind="test", estimate=1.0, p_value=0.0224774)) == "p = 0.0225"
+    assert present.value(claim(kind="test", estimate=1.0, p_value=0.00001)) == "p < 0.0001"
+    assert present.value(claim(kind="test", estimate=1.0, p_value=0.99999)) == "p > 0.9999"
+
+
+def test_scores_and_paired_differences_are_shown_on_their_own_scale():
+    assert present.score(0.28000000000000114) == "+0.28"
+    assert present.score(0.0) == "0"
+    assert present.score(0.17888543819998318, signed=False) == "0.179"
+    c = claim(kind="paired_difference", unit="rate", estimate=0.04, low=-0.03636075459250201,
+              high=0.116360754592502, confidence_level=0.95)
+    assert (present.value(c), present.interval(c)) == ("+4.00 points", "[\u22123.64, +11.64]")
+    s = claim(kind="paired_difference", unit="score", estimate=0.28, low=0.0578843, high=0.5021156)
+    assert (present.value(s), present.interval(s)) == ("+0.28", "[+0.0579, +0.502]")
+    undefined = claim(kind="paired_difference", unit="score", estimate=float("nan"), low=float("nan"),
+                      high=float("nan"))
+    assert (present.value(undefined), present.interval(undefined)) == ("undefined", "")
+
+
 def test_rate_claim_shows_counts_and_interval():
     c = claim(estimate=0.8, numerator=16, denominator=20, low=0.58398, high=0.91934, confidence_level=0.95)
     assert (present.value(c), present.interval(c)) == ("80.0% (16/20)", "[58.4%, 91.9%]")

@@ -108,7 +108,8 @@ def value(claim: Claim) -> str:
         if claim.p_value is None:
             return "undefined"
         adjusted = f", {claim.adjustment} {p_value(claim.adjusted_p_value)}" if claim.adjusted_p_value is not None else ""
-        return f"p = {p_value(claim.p_value)}{adjusted}"
+        shown = p_value(claim.p_value)
+        return f"p {shown if shown[0] in '<>' else '= ' + shown}{adjusted}"
     if claim.kind == "rank":
         return f"group {claim.group}"
     if claim.unit == "ms":
