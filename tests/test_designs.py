@@ -228,6 +228,7 @@ def test_technical_failure_without_failure_score_is_left_out_and_listed(make_sou
     assert claims["mini.Y_vs_X.paired_difference"].numerator == 3
     assert claims["mini.Y_vs_X.paired_difference"].estimate == pytest.approx(np.mean([1.0, 0.5, 1.0]))
     assert "left out of the mean" in p.failure_rule
+    assert "1 of 4 pairs have no score on one side" in claims["mini.Y_vs_X.paired_difference"].warnings[0]
 
 
 def test_registered_failure_score_keeps_the_pair(make_source):

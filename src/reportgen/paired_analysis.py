@@ -18,6 +18,7 @@ the differences are resampled by cluster, and the decision rests on that interva
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -178,6 +179,13 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
     b = np.array([r.candidate for r in usable], dtype=float)
     a = np.array([r.baseline for r in usable], dtype=float)
     difference = stats.paired_t(b, a, level)
+    left_out = tuple(r.unit for r in rows if r.difference is None)
+    if left_out:
+        units = "tasks" if matched is not None else "pairs"
+        difference = dataclasses.replace(difference, warnings=difference.warnings + (
+            f"{len(left_out)} of {len(rows)} {units} have no score on one side (a technical failure, and no "
+            f"run.failure_score registered) and are left out: this mean describes the {units} where both "
+            "services returned a score",))
     repeated = matched is not None
     binary = None
     if contract.primary_metric != "score" and not repeated:
@@ -207,7 +215,7 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
         metric="score" if contract.primary_metric == "score" else "pass", rows=tuple(rows),
         difference=difference, binary=binary, bootstrap=bootstrap, row_level=row_level,
         verdict=verdict, decided_on=decided_on, failure_rule=failure_rule(contract),
-        left_out=tuple(r.unit for r in rows if r.difference is None), evidence=evidence)
+        left_out=left_out, evidence=evidence)
 
 
 def _verdict(contract: RunContract, low: float, high: float, critical: bool) -> Verdict:
