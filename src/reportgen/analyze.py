@@ -19,11 +19,13 @@ import numpy as np
 from scipy.stats import rankdata
 
 from . import stats
-from .audit import allowed_attempts
+from .block_flags import BlockFlag, block_flags
 from .config import PAIRED_DESIGNS
 from .design_checks import counted_first
 from .outcomes import TECHNICAL_FAILURES
+from .longitudinal import ChangeResult, window_changes
 from .paired_analysis import PairedComparison, PairRow, pair_rows, paired_comparison
+from .retries import RetryAnalysis, retry_analysis
 from .stats import Estimate, TestResult, Verdict
 from .validate import Call, ValidatedRun
 
@@ -102,50 +104,6 @@ class SliceAnalysis:
 
 
 @dataclass(frozen=True)
-class BlockFlag:
-    """A comparison whose difference comes mostly from one block."""
-
-    key: str  # "<candidate>_vs_<baseline>"
-    block: str
-    contribution: float  # the block's part of the overall difference
-    overall: float
-    n_blocks: int
-
-    @property
-    def share(self) -> float:
-        return self.contribution / self.overall
-
-    @property
-    def message(self) -> str:
-        return (f"block {self.block} contributes {self.share:.0%} of the overall difference; with "
-                f"{self.n_blocks} blocks an even spread would be {1 / self.n_blocks:.0%} each: the difference "
-                "may come from one period rather than from the services")
-
-
-@dataclass(frozen=True)
-class ChangeResult:
-    """A service's change between the first and the last window (longitudinal)."""
-
-    service: str
-    first_window: str
-    last_window: str
-    change: Estimate  # last - first, Newcombe
-    fisher: TestResult
-    relative: Estimate | None  # change of (service - reference), parametric bootstrap
-    evidence: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class RetryAnalysis:
-    """Passes within the same attempt budget for every service: apart from the headline."""
-
-    budget: int
-    services: tuple[tuple[str, Estimate, tuple[str, ...]], ...]  # service, rate, calls
-    comparisons: tuple[tuple[str, str, Estimate], ...]  # candidate, baseline, difference
-    unlinked: tuple[str, ...]  # later attempts with no earlier attempt to follow
-
-
-@dataclass(frozen=True)
 class ExperimentAnalysis:
     run: ValidatedRun
     overall: GroupAnalysis
@@ -211,158 +169,6 @@ def _slices(run: ValidatedRun, first: list[Call], rows: tuple[PairRow, ...] | No
                    min((s.first_pass.denominator or 0 for s in group.services), default=0))
         out.append(SliceAnalysis(name, name in registered, group, n_units))
     return tuple(out)
-
-
-MIN_FLAG_BLOCKS = 3
-
-
-def block_flags(overall: GroupAnalysis, blocks: tuple[GroupAnalysis, ...]) -> tuple[BlockFlag, ...]:
-    """Comparisons whose difference comes mostly from one block.
-
-    Each block's contribution is its part of the overall estimate (the contributions
-    sum to it): for two rates, x_c,b / N_c - x_b,b / N_b; for pairs, the sum of the
-    block's differences over all pairs. A block is flagged when its contribution has the
-    sign of the overall difference and exceeds max(1/2, 2/blocks) of it, and only when
-    the overall interval excludes zero."""
-    if len(blocks) < MIN_FLAG_BLOCKS:
-        return ()
-    flags = []
-    for index, comparison in enumerate(overall.comparisons):
-        n_c, n_b = comparison_denominators(overall, comparison)
-        parts = []
-        for block in blocks:
-            c = next((x for x in block.comparisons if x.candidate == comparison.candidate), None)
-            if c is None or not n_c or not n_b:
-                continue
-            cand, base = block.service(c.candidate).first_pass, block.service(c.baseline).first_pass
-            parts.append((block.block, (cand.numerator or 0) / n_c - (base.numerator or 0) / n_b))
-        flags += _flag(f"{comparison.candidate}_vs_{comparison.baseline}", comparison.difference, parts, len(blocks))
-    for paired in overall.paired:
-        n = paired.difference.n
-        parts = []
-        for block in blocks:
-            d = [r.difference for p in block.paired for r in p.rows if r.difference is not None]
-            parts.append((block.block, sum(d) / n if n else 0.0))
-        flags += _flag(f"{paired.candidate}_vs_{paired.baseline}", paired.difference, parts, len(blocks))
-    return tuple(flags)
-
-
-def comparison_denominators(group: GroupAnalysis, comparison: ComparisonResult) -> tuple[int, int]:
-    return (group.service(comparison.candidate).first_pass.denominator or 0,
-            group.service(comparison.baseline).first_pass.denominator or 0)
-
-
-def _flag(key: str, difference: Estimate, parts: list[tuple[str, float]], n_blocks: int) -> list[BlockFlag]:
-    total = difference.estimate
-    # Only a difference the interval shows can "come from" somewhere; noise has no source.
-    shown = difference.low > 0 or difference.high < 0
-    if not parts or not shown or not np.isfinite(total) or abs(total) < 1e-12:
-        return []
-    block, part = max(parts, key=lambda p: p[1] / total)
-    if part / total > max(0.5, 2 / n_blocks):
-        return [BlockFlag(key, block, part, total, n_blocks)]
-    return []
-
-
-def window_changes(run: ValidatedRun, windows: tuple[GroupAnalysis, ...]) -> tuple[ChangeResult, ...]:
-    """Each service's change from the first window to the last, absolute (Newcombe) and,
-    for services other than the reference, relative to the reference: the change of its
-    difference to the reference, which removes whatever moved every service alike (the
-    grader, the tasks, the network). That interval is a parametric bootstrap of the four
-    pass counts (binomial at each observed rate; counts are sufficient)."""
-    contract = run.contract
-    populated = [w for w in windows if any(s.first_pass.denominator for s in w.services)]
-    if len(populated) < 2:
-        return ()
-    first, last = populated[0], populated[-1]
-    level = contract.confidence_level
-    out = []
-    for service in contract.services:
-        a, b = first.service(service.id).first_pass, last.service(service.id).first_pass
-        x1, n1, x2, n2 = a.numerator or 0, a.denominator or 0, b.numerator or 0, b.denominator or 0
-        change = stats.newcombe_difference(x2, n2, x1, n1, level)
-        fisher = stats.fisher_exact([[x2, n2 - x2], [x1, n1 - x1]])
-        relative = None
-        if service.id != contract.baseline:
-            r1, r2 = first.service(contract.baseline).first_pass, last.service(contract.baseline).first_pass
-            relative = relative_change((x1, n1), (x2, n2), (r1.numerator or 0, r1.denominator or 0),
-                                       (r2.numerator or 0, r2.denominator or 0), level,
-                                       contract.bootstrap_resamples, contract.bootstrap_seed)
-        evidence = first.service(service.id).first_calls + last.service(service.id).first_calls
-        out.append(ChangeResult(service.id, str(first.block), str(last.block), change, fisher, relative, evidence))
-    return tuple(out)
-
-
-RELATIVE_ASSUMPTIONS = (
-    "calls are independent, each service's pass probability stable within a window",
-    "the reference service measures what moved every service alike between the windows",
-    "percentile interval of a parametric bootstrap of the four pass counts",
-)
-
-
-def relative_change(s1: tuple[int, int], s2: tuple[int, int], r1: tuple[int, int], r2: tuple[int, int],
-                    level: float, resamples: int, seed: int) -> Estimate:
-    """(s2 - r2) - (s1 - r1) for four (passes, n) counts, with a percentile interval."""
-    counts = np.array([s2, r2, s1, r1], dtype=float)
-    if (counts[:, 1] == 0).any():
-        return Estimate(float("nan"), float("nan"), float("nan"), level, "parametric-bootstrap",
-                        RELATIVE_ASSUMPTIONS, ("a window has no calls of the service or the reference",))
-    rates = counts[:, 0] / counts[:, 1]
-    signs = np.array([1.0, -1.0, -1.0, 1.0])
-    rng = np.random.default_rng(seed)
-    draws = rng.binomial(counts[:, 1].astype(int), rates, size=(resamples, 4)) / counts[:, 1]
-    distribution = draws @ signs
-    tail = (1 - level) / 2
-    low, high = np.quantile(distribution, [tail, 1 - tail])
-    warnings = ()
-    if low == high:
-        warnings = ("every resample gave the same value: the interval has zero width and says nothing "
-                    "about uncertainty",)
-    return Estimate(float(rates @ signs), float(low), float(high), level, "parametric-bootstrap",
-                    RELATIVE_ASSUMPTIONS, warnings)
-
-
-def retry_analysis(run: ValidatedRun, formal: list[Call], planned: dict[str, int]) -> RetryAnalysis | None:
-    """Passes within K attempts per planned call, K the same for every service: the
-    contract's retry rule, else the most attempts logged. A later attempt follows the
-    latest earlier attempt of the same service, block, request, pair, task and
-    repetition that it can continue (attempt n follows attempt n - 1)."""
-    if not any(c.attempt > 1 for c in formal):
-        return None
-    contract = run.contract
-    budget = allowed_attempts(contract.retry) or max(c.attempt for c in formal)
-    open_chains: dict[tuple, list[list[Call]]] = {}
-    chains: list[list[Call]] = []
-    unlinked = []
-    for call in sorted(formal, key=lambda c: (c.started_at, c.line)):
-        key = (call.service, call.block_id, call.request_hash, call.column("pair_id"),
-               call.column("task_id"), call.column("repetition"))
-        if call.attempt == 1:
-            chain = [call]
-            chains.append(chain)
-            open_chains.setdefault(key, []).append(chain)
-            continue
-        waiting = [ch for ch in open_chains.get(key, []) if ch[-1].attempt == call.attempt - 1]
-        if waiting:
-            waiting[-1].append(call)
-        else:
-            unlinked.append(call.call_id)
-    level = contract.confidence_level
-    results = []
-    for service in contract.services:
-        mine = [ch for ch in chains if ch[0].service == service.id]
-        passes = sum(1 for ch in mine if any(c.passed for c in ch if c.attempt <= budget))
-        n = max(planned.get(service.id, 0), len(mine))
-        results.append((service.id, stats.wilson(passes, n, level),
-                        tuple(c.call_id for ch in mine for c in ch if c.attempt <= budget)))
-    by_id = {sid: est for sid, est, _ in results}
-    comparisons = []
-    if contract.design not in PAIRED_DESIGNS:
-        for candidate in contract.candidates:
-            c, b = by_id[candidate], by_id[contract.baseline]
-            comparisons.append((candidate, contract.baseline, stats.newcombe_difference(
-                c.numerator or 0, c.denominator or 0, b.numerator or 0, b.denominator or 0, level)))
-    return RetryAnalysis(budget, tuple(results), tuple(comparisons), tuple(unlinked))
 
 
 def _holm_adjusted(group: GroupAnalysis) -> GroupAnalysis:
