@@ -393,3 +393,26 @@ def test_a_pair_missing_one_side_counts_the_missing_call_as_a_non_pass(make_sour
     assert row.notes == ("X: no row: counted as a non-pass",)
     assert claims["mini.Y_vs_X.pairs.only_candidate"].numerator == 1
     assert claims["mini.Y_vs_X.pairs.both_pass"].numerator == 2
+
+
+def test_a_registered_slice_with_no_calls_and_a_single_window_build_cleanly(make_source, tmp_path, run_cli):
+    contract = PAIRED.replace("concurrency = 1", 'concurrency = 1\nslices = ["long", "short"]')
+    rows = paired_rows([0] * 4, [0] * 4, slice=["short"] * 4)
+    source = make_source(rows, contract=contract)
+    analysis, claims = analysed(source)
+    empty = next(s for s in analysis.slices if s.name == "long")
+    assert (empty.registered, empty.n_units) == (True, 0)
+    assert "no pairs: the mean difference is undefined" in claims["mini.slice-long.Y_vs_X.paired_difference"].warnings
+    built(run_cli, source, tmp_path / "paired")
+    longitudinal = CONTRACT.replace('design = "independent"', 'design = "longitudinal"').replace(
+        'blocks = ["1", "2"]', 'blocks = ["1"]')
+    source = make_source([dict(r, block_id="1") for r in default_rows()], contract=longitudinal)
+    assert analysed(source)[0].changes == ()
+    built(run_cli, source, tmp_path / "longitudinal")
+
+
+def built(run_cli, source, out):
+    result = run_cli("build", source, "--out", out, "-q")
+    assert result.exit_code == 0, result.output
+    assert broken_links(out / "v1") == []
+    assert "nan" not in (out / "v1" / "experiments" / "mini" / "index.html").read_text("utf-8").lower()
