@@ -161,6 +161,8 @@ def test_longitudinal_windows_and_change_relative_to_reference(demo_site, claims
     raw = [claims[f"relay-weekly.{s}_vs_official.fisher"]["p_value"] for s in ("relay-a", "relay-b")]
     adjusted = [claims[f"relay-weekly.{s}_vs_official.fisher"]["adjusted_p_value"] for s in ("relay-a", "relay-b")]
     assert adjusted == pytest.approx(list(multipletests(raw, method="holm")[1]), abs=1e-12)
+    front = text(demo_site / "index.html")
+    assert "From window W41 to window W44, relay-b changed by −60.0 points" in front
     page = text(demo_site / "experiments" / "relay-weekly" / "index.html")
     assert "Window by window" in page and "Change relative to official" in page
     assert "block W44 contributes" in page  # relay-b's drop lives in the last window
