@@ -161,6 +161,15 @@ def test_scores_and_paired_differences_are_shown_on_their_own_scale():
     assert (present.value(undefined), present.interval(undefined)) == ("undefined", "")
 
 
+def test_a_decision_on_paired_data_shows_the_interval_as_its_difference_does():
+    d = claim(kind="decision", unit="rate", method="paired-t", verdict_label="no difference shown",
+              estimate=0.04, low=-0.03636075459250201, high=0.116360754592502)
+    assert (present.value(d), present.interval(d)) == ("no difference shown", "[\u22123.64, +11.64]")
+    n = claim(kind="decision", unit="rate", method="newcombe-hybrid-score", verdict_label="candidate worse",
+              estimate=-0.4, low=-0.6169646658137687, high=-0.09633737988749153)
+    assert present.interval(n) == "[\u221261.7, \u22129.6]"
+
+
 def test_rate_claim_shows_counts_and_interval():
     c = claim(estimate=0.8, numerator=16, denominator=20, low=0.58398, high=0.91934, confidence_level=0.95)
     assert (present.value(c), present.interval(c)) == ("80.0% (16/20)", "[58.4%, 91.9%]")

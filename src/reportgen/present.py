@@ -76,6 +76,12 @@ def score(value: float | None, signed: bool = True) -> str:
     return _signed(f"{value:+.3g}" if signed else f"{value:.3g}")
 
 
+def _paired(claim: Claim) -> bool:
+    """A difference of paired pass/fail data (or a decision read from one): two decimals."""
+    return claim.kind == "paired_difference" or (
+        claim.kind == "decision" and (claim.method or "").startswith(("paired", "cluster", "hierarchical")))
+
+
 def interval(claim: Claim) -> str:
     if claim.low is None or claim.high is None or math.isnan(claim.low) or math.isnan(claim.high):
         return ""
@@ -83,7 +89,7 @@ def interval(claim: Claim) -> str:
         return f"[ranks {claim.low:g}–{claim.high:g}]"
     if claim.unit == "score":
         return f"[{score(claim.low)}, {score(claim.high)}]"
-    if claim.kind == "paired_difference":  # as the paired analyses are usually reported
+    if _paired(claim):  # as the paired analyses are usually reported
         return f"[{points(claim.low, 2)}, {points(claim.high, 2)}]"
     if claim.kind in ("difference", "decision"):
         return f"[{points(claim.low)}, {points(claim.high)}]"
