@@ -106,12 +106,11 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
         if not call.artifact_path:
             continue
         target = run.folder / call.artifact_path
-        paths = [target] if target.is_file() else sorted(
-            p for p in target.rglob("*") if p.is_file() and p.resolve().is_relative_to(root))
+        named = [(target.name, str(target))] if target.is_file() else _files_below(target, root)
         files = []
-        for path in paths:
-            data = path.read_bytes()
-            name = path.name if path == target else path.relative_to(target).as_posix()
+        for name, path in named:
+            with open(path, "rb") as handle:
+                data = handle.read()
             files.append(Artifact(name, sha256(data), data, _kind(name)))
         if not any(a.kind == "svg" for a in files):
             response = next((a for a in files if a.kind == "response"), None)
@@ -122,6 +121,30 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
                                       derived=f"first <svg>…</svg> block of {response.name}"))
         out[call.call_id] = CallArtifacts(call.call_id, tuple(files))
     return out
+
+
+def _files_below(target: Path, root: Path) -> list[tuple[str, str]]:
+    """Every file below ``target`` (named relative to it), in sorted order. A symbolic
+    link counts when it leads to a file inside ``root``; linked folders are not entered.
+    Plain strings: a Path object per file costs more than reading a small file."""
+    found: list[tuple[tuple[str, ...], str]] = []
+
+    def walk(directory: str, prefix: tuple[str, ...]) -> None:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                parts = (*prefix, entry.name)
+                if entry.is_symlink():
+                    path = Path(entry.path)
+                    if path.is_file() and path.resolve().is_relative_to(root):
+                        found.append((parts, entry.path))
+                elif entry.is_dir(follow_symlinks=False):
+                    walk(entry.path, parts)
+                elif entry.is_file(follow_symlinks=False):
+                    found.append((parts, entry.path))
+
+    walk(str(target), ())
+    found.sort(key=lambda item: item[0])
+    return [("/".join(parts), path) for parts, path in found]
 
 
 def artifact_hashes(artifacts: dict[str, CallArtifacts]) -> dict[str, tuple[str, ...]]:

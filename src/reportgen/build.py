@@ -20,7 +20,7 @@ from .errors import AuditError
 from .redaction import redact_run
 from .render import Report, RunReport, render_version, theme_environment
 from .validate import ValidatedRun, ValidatedSource, load_source
-from .write import VersionEntry, check_publishable, write_diff_page, write_site_index, write_version
+from .write import VersionEntry, VersionWriter, check_publishable, write_diff_page, write_site_index
 
 class Progress:
     """Stage messages, and a bar for the long steps when a person is watching a terminal.
@@ -127,9 +127,10 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     # Unknown claim ids in the narrative fail here, before anything is written.
     report = dataclasses.replace(report, pages=render_pages(pages, {c.id: c for c in report.claims}))
     n_pages = _count_pages(report)
-    with progress.bar("pages", n_pages) as bar:
-        files = render_version(report, tick=lambda: bar.update(1))
-    folder = write_version(out, label, files)
+    with VersionWriter(out, label) as writer, progress.bar("pages", n_pages) as bar:
+        render_version(report, writer.add, tick=lambda: bar.update(1))
+        n_written = sum(1 for p in writer.hashes if p.endswith(".html"))
+        folder = writer.commit()
     env = theme_environment(validated.root, validated.config.theme)
     write_site_index(out, VersionEntry(label, validated.config.title, report.built_at, validated.digest),
                      env, validated.config.base_url)
@@ -137,7 +138,7 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     renders = [r for run in report.runs for r in run.renders.values()]
     return BuildSummary(
         version=label, folder=folder, n_calls=sum(len(r.analysis.run.calls) for r in report.runs),
-        n_pages=sum(1 for p in files if p.endswith(".html")),
+        n_pages=n_written,
         n_drawings=sum(1 for run in report.runs for b in run.artifacts.values() if b.first("svg")),
         n_renders=len(renders),
         n_render_failures=sum(1 for r in renders if r.png is None), n_renders_reused=render_cache.hits,

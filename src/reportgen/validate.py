@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -163,8 +165,9 @@ def _parse_calls(log: RawLog, contract: RunContract, folder: Path | None, proble
     calls: list[Call] = []
     seen_ids: dict[str, int] = {}
     service_ids = {s.id for s in contract.services}
+    real_dirs: set[str] = set()
     for row in log.rows:
-        call = _parse_row(row, log.file, contract, service_ids, folder, problems)
+        call = _parse_row(row, log.file, contract, service_ids, folder, problems, real_dirs)
         if call is None:
             continue
         if call.call_id in seen_ids:
@@ -179,7 +182,7 @@ def _parse_calls(log: RawLog, contract: RunContract, folder: Path | None, proble
 
 
 def _parse_row(row: RawRow, file: str, contract: RunContract, service_ids: set[str],
-               folder: Path | None, problems: Collector) -> Call | None:
+               folder: Path | None, problems: Collector, real_dirs: set[str]) -> Call | None:
     v = row.values
     ok = True
 
@@ -249,7 +252,7 @@ def _parse_row(row: RawRow, file: str, contract: RunContract, service_ids: set[s
         bad("phase", f"{phase!r} is not 'pilot' or 'formal'")
     artifact = get("artifact_path")
     if artifact and folder is not None:
-        message = artifact_problem(folder, artifact)
+        message = artifact_problem(folder, artifact, real_dirs)
         if message:
             bad("artifact_path", message)
     call_id = get("call_id") or _derived_call_id(service, run_id, started_text, rhash, block_id, attempt)
@@ -284,13 +287,18 @@ def _derived_call_id(service: str, run_id: str, started: str, rhash: str, block:
     return f"{service}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
-def artifact_problem(folder: Path, rel: str) -> str | None:
-    """Why ``rel`` is not a safe, existing artifact path inside ``folder`` (None if it is)."""
+def artifact_problem(folder: Path, rel: str, real_dirs: set[str] | None = None) -> str | None:
+    """Why ``rel`` is not a safe, existing artifact path inside ``folder`` (None if it is).
+
+    ``real_dirs`` remembers, across calls, the folders already seen to be plain folders
+    (no symbolic link on the way), so a log of many calls checks each folder once."""
     path = Path(rel)
     if path.is_absolute() or rel.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", rel):
         return f"{rel!r} is absolute; artifact paths are relative to the experiment folder"
     if ".." in path.parts or "\\" in rel:
         return f"{rel!r} leaves the experiment folder"
+    if real_dirs is not None and _plain_path(folder, path.parts, real_dirs):
+        return None
     target = folder / path
     try:
         resolved = target.resolve(strict=True)
@@ -301,6 +309,47 @@ def artifact_problem(folder: Path, rel: str) -> str | None:
     if not (resolved.is_file() or resolved.is_dir()):
         return f"{rel!r} is neither a regular file nor a folder (a pipe or device is never read)"
     return None
+
+
+def _plain_path(folder: Path, parts: tuple[str, ...], real_dirs: set[str]) -> bool:
+    """True when every step of ``parts`` is a plain folder and the last a regular file or
+    folder: then it stays inside ``folder`` without resolving it. Anything else (a link,
+    a missing name) goes the slow way, which says what is wrong."""
+    base = str(folder)
+    for i in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:i])
+        if prefix in real_dirs:
+            continue
+        try:
+            mode = os.lstat(os.path.join(base, prefix)).st_mode
+        except OSError:
+            return False
+        if stat.S_ISDIR(mode):
+            real_dirs.add(prefix)
+        elif i < len(parts) or not stat.S_ISREG(mode):
+            return False
+    return bool(parts)
+
+
+def plain_files(folder: Path) -> list[tuple[str, str]]:
+    """(path relative to ``folder``, path) of every regular file below it, in the order
+    of sorted Paths; symbolic links are neither listed nor followed. Plain strings: a
+    Path object per file costs more than reading a small file."""
+    found: list[tuple[tuple[str, ...], str]] = []
+
+    def walk(directory: str, prefix: tuple[str, ...]) -> None:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    walk(entry.path, (*prefix, entry.name))
+                elif entry.is_file(follow_symlinks=False):
+                    found.append(((*prefix, entry.name), entry.path))
+
+    walk(str(folder), ())
+    found.sort(key=lambda item: item[0])
+    return [("/".join(parts), path) for parts, path in found]
 
 
 def _check_requests(calls: list[Call], folder: Path, rel_folder: str, log_file: str,
@@ -344,11 +393,12 @@ def _digest(source: Path, config: SiteConfig, runs: list[ValidatedRun]) -> str:
     pages = source / "pages"
     if pages.is_dir():
         files += sorted(pages.glob("*.md"))
+    named = [(path.relative_to(source).as_posix(), str(path)) for path in files]
     for run in runs:
-        files += sorted(p for p in run.folder.rglob("*") if p.is_file() and not p.is_symlink())
+        named += [(f"{run.rel_folder}/{rel}", path) for rel, path in plain_files(run.folder)]
     digest = hashlib.sha256()
-    for path in files:
-        rel = path.relative_to(source).as_posix()
-        digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for rel, path in named:
+        with open(path, "rb") as handle:
+            digest.update(rel.encode() + b"\0" + hashlib.file_digest(handle, "sha256").digest())
     return "sha256:" + digest.hexdigest()
 

@@ -42,9 +42,13 @@ class VersionEntry:
 
 
 def manifest_bytes(version: str, files: Mapping[str, bytes]) -> bytes:
+    return manifest_from_hashes(version, {path: hashlib.sha256(data).hexdigest() for path, data in files.items()})
+
+
+def manifest_from_hashes(version: str, hashes: Mapping[str, str]) -> bytes:
     body = {
         "schema": MANIFEST_SCHEMA, "version": version,
-        "files": {path: "sha256:" + hashlib.sha256(files[path]).hexdigest() for path in sorted(files)},
+        "files": {path: "sha256:" + hashes[path] for path in sorted(hashes)},
     }
     return (json.dumps(body, indent=1) + "\n").encode("utf-8")
 
@@ -68,31 +72,64 @@ def check_publishable(out: Path, version: str, digest: str, force: bool) -> None
                 "immutable: choose a new label with --version, or replace it with --force.")
 
 
-def write_version(out: Path, version: str, files: Mapping[str, bytes]) -> Path:
-    """Write every file plus manifest.json into out/<version>/, atomically."""
-    out.mkdir(parents=True, exist_ok=True)
-    # Leftovers of a build that was killed: never part of the site, safe to remove.
-    for stale in out.glob(f".{version}.building-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{version}.building-", dir=out))
-    try:
-        for rel in sorted(files):
-            _write_file(tmp, rel, files[rel])
-        _write_file(tmp, "manifest.json", manifest_bytes(version, files))
-        final = out / version
+class VersionWriter:
+    """out/<version>/, written file by file as the build makes them, atomically.
+
+    Files go into a temporary folder beside the final place as they come (nothing is
+    held in memory but their hashes); ``commit`` adds manifest.json and renames the
+    folder into place. Leaving the ``with`` block without committing (an error, an
+    interrupt) removes the temporary folder, so no half-written version is ever seen."""
+
+    def __init__(self, out: Path, version: str) -> None:
+        self.out = out
+        self.version = version
+        self.hashes: dict[str, str] = {}
+        self.tmp: Path | None = None
+
+    def __enter__(self) -> "VersionWriter":
+        self.out.mkdir(parents=True, exist_ok=True)
+        # Leftovers of a build that was killed: never part of the site, safe to remove.
+        for stale in self.out.glob(f".{self.version}.building-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.version}.building-", dir=self.out))
+        return self
+
+    def add(self, rel: str, data: bytes) -> None:
+        assert self.tmp is not None, "add() outside the with block"
+        digest = hashlib.sha256(data).hexdigest()
+        if self.hashes.get(rel) == digest:
+            return  # the same content-addressed file from another run
+        _write_file(self.tmp, rel, data)
+        self.hashes[rel] = digest
+
+    def commit(self) -> Path:
+        assert self.tmp is not None, "commit() outside the with block"
+        _write_file(self.tmp, "manifest.json", manifest_from_hashes(self.version, self.hashes))
+        final = self.out / self.version
         if final.exists():
             # Two renames: the old version stays whole until the new one is complete.
-            old = Path(tempfile.mkdtemp(prefix=f".{version}.replaced-", dir=out))
+            old = Path(tempfile.mkdtemp(prefix=f".{self.version}.replaced-", dir=self.out))
             old.rmdir()
             final.rename(old)
-            tmp.rename(final)
+            self.tmp.rename(final)
             shutil.rmtree(old, ignore_errors=True)
         else:
-            tmp.rename(final)
+            self.tmp.rename(final)
+        self.tmp = None
         return final
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+    def __exit__(self, *exc) -> None:
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+
+def write_version(out: Path, version: str, files: Mapping[str, bytes]) -> Path:
+    """Write every file plus manifest.json into out/<version>/, atomically."""
+    with VersionWriter(out, version) as writer:
+        for rel in sorted(files):
+            writer.add(rel, files[rel])
+        return writer.commit()
 
 
 def _write_file(root: Path, rel: str, data: bytes) -> None:
