@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -161,21 +162,27 @@ def _write_previous_diff(out: Path, previous: str | None, folder: Path, env, pro
 
 def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Progress,
              cache: RenderCache) -> Report:
-    runs = []
-    for item in audited:
-        run = item.run
-        progress.stage(f"analysing {run.contract.id}: {len(run.calls)} calls")
-        analysis = analyze_run(run)
-        claims = build_claims(analysis, item.findings)
-        settings = render_settings(run)
-        svgs = {a.sha256: a.data for bundle in item.artifacts.values() for a in bundle.files if a.kind == "svg"}
-        before = cache.hits
-        with progress.bar(f"drawings of {run.contract.id}", len(svgs)) as bar:
-            renders = render_cached(svgs, settings, cache, tick=lambda: bar.update(1))
-        progress.stage(f"rendered {len(svgs) - (cache.hits - before)} distinct SVGs, reused {cache.hits - before}")
-        progress.stage("drawing charts")
-        runs.append(RunReport(analysis, claims, item.artifacts, renders, settings, item.findings,
-                              build_charts(analysis)))
+    # Drawings render in worker processes while this process analyses: every run's
+    # renders are started first and collected when the pages need them.
+    with ThreadPoolExecutor(1) as background:
+        jobs = []
+        for item in audited:
+            settings = render_settings(item.run)
+            svgs = {a.sha256: a.data for bundle in item.artifacts.values() for a in bundle.files if a.kind == "svg"}
+            progress.stage(f"rendering {len(svgs)} distinct SVGs of {item.run.contract.id} in the background")
+            jobs.append((settings, background.submit(render_cached, svgs, settings, cache)))
+        runs = []
+        for item, (settings, job) in zip(audited, jobs):
+            run = item.run
+            progress.stage(f"analysing {run.contract.id}: {len(run.calls)} calls")
+            analysis = analyze_run(run)
+            claims = build_claims(analysis, item.findings)
+            progress.stage("drawing charts")
+            charts = build_charts(analysis)
+            renders = job.result()
+            runs.append(RunReport(analysis, claims, item.artifacts, renders, settings, item.findings, charts))
+    n_renders = sum(len(r.renders) for r in runs)
+    progress.stage(f"rendered {n_renders - cache.hits} distinct SVGs, reused {cache.hits}")
     return Report(validated, tuple(runs), built_at(validated))
 
 

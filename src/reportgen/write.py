@@ -137,8 +137,13 @@ def _write_file(root: Path, rel: str, data: bytes) -> None:
     # Paths come from our own renderer, but a name is never allowed to climb out.
     if ".." in Path(rel).parts or Path(rel).is_absolute():
         raise PublishError(f"refusing to write {rel!r}: it leaves the site folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    try:
+        handle = open(path, "wb")
+    except FileNotFoundError:  # the first file of its folder: one mkdir, not one per file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "wb")
+    with handle:
+        handle.write(data)
 
 
 def _atomic_text(path: Path, data: bytes) -> None:
