@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
+from importlib import metadata, resources
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import __version__
 from .analyze import analyze_run
-from .artifacts import CallArtifacts, RenderCache, artifact_hashes, collect_artifacts, render_cached, render_settings
+from .artifacts import RENDER_CODE_VERSION, CallArtifacts, RenderCache, artifact_hashes, collect_artifacts, render_cached, render_settings
 from .audit import Finding, audit_run
 from .charts import build_charts
 from .claims import build_claims
@@ -20,8 +23,9 @@ from .diff import diff_versions
 from .errors import AuditError
 from .redaction import redact_run
 from .render import Report, RunReport, render_version, theme_environment
-from .validate import ValidatedRun, ValidatedSource, load_source
-from .write import VersionEntry, VersionWriter, check_publishable, write_diff_page, write_site_index
+from .validate import ValidatedRun, ValidatedSource, load_source, plain_files
+from .write import (VersionEntry, VersionWriter, check_publishable, reusable_files, reuse_record, save_reuse_record,
+                    write_diff_page, write_site_index)
 
 class Progress:
     """Stage messages, and a bar for the long steps when a person is watching a terminal.
@@ -128,10 +132,23 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     # Unknown claim ids in the narrative fail here, before anything is written.
     report = dataclasses.replace(report, pages=render_pages(pages, {c.id: c for c in report.claims}))
     n_pages = _count_pages(report)
-    with VersionWriter(out, label) as writer, progress.bar("pages", n_pages) as bar:
-        render_version(report, writer.add, tick=lambda: bar.update(1))
+    fingerprint = build_fingerprint(report, redact)
+    record = reuse_record(cache, out, label) if cache is not None else None
+    reusable = reusable_files(record, fingerprint, out / label) if record is not None else None
+    with VersionWriter(out, label) as writer:
+        if reusable is not None:
+            # Same inputs, same reportgen, same theme: the same files, byte for byte.
+            progress.stage(f"reusing the {len(reusable)} unchanged files of {out / label}")
+            for rel, digest in reusable.items():
+                writer.link(rel, out / label / rel, digest)
+        else:
+            with progress.bar("pages", n_pages) as bar:
+                render_version(report, writer.add, tick=lambda: bar.update(1))
         n_written = sum(1 for p in writer.hashes if p.endswith(".html"))
+        hashes = dict(writer.hashes)
         folder = writer.commit()
+    if record is not None:
+        save_reuse_record(record, fingerprint, folder, hashes)
     env = theme_environment(validated.root, validated.config.theme)
     write_site_index(out, VersionEntry(label, validated.config.title, report.built_at, validated.digest),
                      env, validated.config.base_url)
@@ -184,6 +201,44 @@ def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Pr
     n_renders = sum(len(r.renders) for r in runs)
     progress.stage(f"rendered {n_renders - cache.hits} distinct SVGs, reused {cache.hits}")
     return Report(validated, tuple(runs), built_at(validated))
+
+
+# Packages whose output ends up in a version's files.
+_OUTPUT_PACKAGES = ("jinja2", "markupsafe", "markdown-it-py", "mdit-py-plugins", "numpy", "scipy", "pandas",
+                    "altair", "vl-convert-python", "cairosvg", "defusedxml")
+
+
+def build_fingerprint(report: Report, redact: bool) -> str:
+    """Everything a version's bytes depend on: the source (its digest covers every input
+    file), the label, --redact, the theme's files, the renderer settings, and the
+    versions of reportgen and of the packages that write output. Two builds with one
+    fingerprint write the same files."""
+    digest = hashlib.sha256()
+
+    def add(text: str) -> None:
+        digest.update(text.encode("utf-8") + b"\0")
+
+    config = report.source.config
+    for item in (__version__, config.version, report.source.digest, str(redact), config.theme):
+        add(item)
+    for name in _OUTPUT_PACKAGES:
+        try:
+            add(f"{name}={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            add(f"{name}=none")
+    for run in report.runs:
+        add(f"{run.settings.describe()}|{run.settings.viewport}|{RENDER_CODE_VERSION}")
+        # A render that ran out of time may succeed another day: renders count as they came out.
+        for sha, r in sorted(run.renders.items()):
+            add(f"{sha}:{r.png_sha256}:{r.safe_svg_sha256}:{r.notes}")
+    theme_folders = [Path(str(resources.files("reportgen.themes") / "default"))]
+    if config.theme != "default":
+        theme_folders.append(report.source.root / config.theme)
+    for folder in theme_folders:
+        for rel, path in plain_files(folder) if folder.is_dir() else []:
+            with open(path, "rb") as handle:
+                add(f"{folder.name}/{rel}:{hashlib.file_digest(handle, 'sha256').hexdigest()}")
+    return digest.hexdigest()
 
 
 def _count_pages(report: Report) -> int:
