@@ -15,12 +15,13 @@ from . import __version__
 from .analyze import analyze_run
 from .artifacts import RENDER_CODE_VERSION, CallArtifacts, RenderCache, artifact_hashes, collect_artifacts, render_cached, render_settings
 from .audit import Finding, audit_run
+from .calllog import searchable_text
 from .charts import build_charts
 from .claims import build_claims
 from .content import load_pages, render_pages
 from .credentials import scan_files
 from .diff import diff_versions
-from .errors import AuditError
+from .errors import AuditError, InputError, Problem
 from .redaction import redact_run
 from .render import Report, RunReport, render_version, theme_environment
 from .validate import ValidatedRun, ValidatedSource, load_source, plain_files
@@ -82,7 +83,7 @@ def audit_source(validated: ValidatedSource) -> list[AuditedRun]:
 
 
 def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts]) -> tuple[Finding, ...]:
-    files = [(run.log.file, run.log_bytes), (f"{run.rel_folder}/run.toml", run.contract.text.encode("utf-8"))]
+    files = [(run.log.file, run.log_bytes if not run.log.name.endswith(".parquet") else searchable_text(run.log)), (f"{run.rel_folder}/run.toml", run.contract.text.encode("utf-8"))]
     files += [(f"{run.rel_folder}/requests/{hexdigest}.json", data) for hexdigest, data in sorted(run.requests.items())]
     paths = {c.call_id: c.artifact_path for c in run.calls}
     files += [(f"{run.rel_folder}/{paths[cid]}" + ("" if a.name == Path(paths[cid]).name else f"/{a.name}"), a.data)
@@ -94,6 +95,20 @@ def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts]) 
                 id=f"{run.contract.id}.credential.{i}")
         for i, c in enumerate(scan_files(files), 1)
     )
+
+
+def _redacted(audited: AuditedRun) -> AuditedRun:
+    run = audited.run
+    if not run.log.name.endswith(".parquet"):
+        return AuditedRun(*redact_run(run, audited.artifacts, audited.findings))
+    # Redaction rewrites text; a Parquet log is published as it is, so it must be clean.
+    in_log = [f for f in audited.findings if f.code == "credential" and f.file == run.log.file]
+    if in_log:
+        raise InputError([Problem(f.file, f.line, "", f"{f.message.split(':')[0]}: --redact rewrites text "
+                                  "logs only; convert this Parquet log to CSV to publish a redacted copy")
+                          for f in in_log])
+    redacted, artifacts, findings = redact_run(run, audited.artifacts, audited.findings)
+    return AuditedRun(dataclasses.replace(redacted, log_bytes=run.log_bytes), artifacts, findings)
 
 
 def refuse_errors(audited: list[AuditedRun]) -> None:
@@ -125,7 +140,7 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     progress.stage("auditing the run against its contract")
     audited = audit_source(validated)
     if redact:
-        audited = [AuditedRun(*redact_run(a.run, a.artifacts, a.findings)) for a in audited]
+        audited = [_redacted(a) for a in audited]
     refuse_errors(audited)
     render_cache = RenderCache(cache)
     report = _analyse(validated, audited, progress, render_cache)

@@ -136,10 +136,10 @@ def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifact
     contract = load_contract(folder, rel_folder, problems)
     logs = find_log(folder)
     if not logs:
-        problems.add(rel_folder, 0, "", "no call log: expected calls.csv or calls.jsonl")
+        problems.add(rel_folder, 0, "", "no call log: expected calls.csv, calls.jsonl or calls.parquet")
         return None
     if len(logs) > 1:
-        problems.add(rel_folder, 0, "", "more than one call log; keep exactly one of calls.csv, calls.jsonl")
+        problems.add(rel_folder, 0, "", "more than one call log; keep exactly one of calls.csv, calls.jsonl, calls.parquet")
         return None
     log = read_log(logs[0], f"{rel_folder}/{logs[0].name}", problems)
     if log is None or contract is None:
