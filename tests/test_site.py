@@ -86,10 +86,10 @@ def test_call_page_shows_hash_request_response_and_render(demo_site):
     assert f"sha256:{request.stem}" in page
     assert "Recomputed by this build" in page
     assert "Generate an SVG of a pelican riding a bicycle" in page  # the raw request
-    assert "```svg" in page  # the start of the raw response, as the model wrote it
+    assert "```svg\n[an SVG of 2031 characters: see Output]" in page  # the response, its SVG shown apart
     response = next(a for a in json.loads(text(demo_site / "data/pelican-ab/artifacts.json"))["calls"]["A-01"]
                     if a["name"] == "response.txt")
-    assert f'the whole response is <a href="../../../{response["published"]}">response.txt</a>' in page
+    assert f'the whole response, as the model wrote it: <a href="../../../{response["published"]}">response.txt</a>' in page
     images = parse(demo_site / "calls/pelican-ab/A/A-01.html").images
     pngs = [i for i in images if i["src"].endswith(".png")]
     assert pngs and all(i.get("alt") for i in images)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -168,7 +169,8 @@ def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda
 
 
 CITED_INLINE = 8  # a call page lists up to this many claims itself, more on a shared page
-RESPONSE_EXCERPT = 600  # characters of the raw response shown on a call page; the file has all
+RESPONSE_EXCERPT = 400  # characters of the raw response shown on a call page; the file has all
+_SVG_TEXT = re.compile(r"<svg\b.*?</svg\s*>", re.S | re.I)
 
 
 EVIDENCE_PREVIEW = 6  # thumbnails shown with each claim on claims.html
@@ -271,13 +273,16 @@ def _run_view(run: RunReport) -> dict:
         bundle = run.artifacts.get(call.call_id)
         svg = bundle.first("svg") if bundle else None
         response = bundle.first("response") if bundle else None
-        text = response.data.decode("utf-8", "replace") if response else ""
+        whole = response.data.decode("utf-8", "replace") if response else ""
+        # The drawing and its source are shown and linked apart: not again in the response.
+        text = _SVG_TEXT.sub(lambda m: f"[an SVG of {len(m.group(0))} characters: see Output]", whole) \
+            if svg is not None else whole
         calls.append({
             "call": call, "artifacts": bundle.files if bundle else (),
             "response": response,
             # The page shows the start; the whole response is its own published file.
-            "response_excerpt": text[:RESPONSE_EXCERPT],
-            "response_omitted": max(0, len(text) - RESPONSE_EXCERPT),
+            "response_excerpt": text[:RESPONSE_EXCERPT] + ("…" if len(text) > RESPONSE_EXCERPT else ""),
+            "response_shortened": text[:RESPONSE_EXCERPT] != whole,
             "svg": svg, "render": run.renders.get(svg.sha256) if svg else None,
             "request": vr.requests.get(call.request_hex),
             "request_redacted": is_redacted(vr, call.request_hex),
