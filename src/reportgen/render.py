@@ -8,6 +8,7 @@ works from file://, from a server root and under a sub-path.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 import jinja2
+from markupsafe import Markup
 
 from . import __version__, present
 from .analyze import ExperimentAnalysis
@@ -68,6 +70,7 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
         loader=jinja2.ChoiceLoader(loaders), autoescape=True, undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, auto_reload=False,
     )
+    env.filters["text"] = element_text
     env.globals.update(
         percent=present.percent, points=present.points, p_value=present.p_value,
         milliseconds=present.milliseconds, claim_value=present.value,
@@ -76,6 +79,12 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
         outcome_labels=OUTCOME_LABELS, csp=CSP, reportgen_version=__version__,
     )
     return env
+
+
+def element_text(value: str) -> Markup:
+    """Text for element content such as <pre>: only &, < and > need escaping there;
+    quotes matter in attribute values only, and model output is full of them."""
+    return Markup(html.escape(str(value), quote=False))
 
 
 def theme_static(source_root: Path, theme: str) -> dict[str, bytes]:
@@ -232,7 +241,8 @@ def artifacts_json(run: RunReport) -> bytes:
             entries.append(entry)
         calls[call_id] = entries
     body = {"schema": "reportgen.artifacts/1", "renderer": run.settings.describe(), "calls": calls}
-    return (json.dumps(body, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    # One entry per call of a large run: compact, not indented (a fifth smaller).
+    return (json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 def _data_files(run: RunReport) -> dict[str, bytes]:
