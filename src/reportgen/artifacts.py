@@ -105,8 +105,8 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
     for call in run.calls:
         if not call.artifact_path:
             continue
-        target = run.folder / call.artifact_path
-        named = [(target.name, str(target))] if target.is_file() else _files_below(target, root)
+        target = os.path.normpath(os.path.join(run.folder, call.artifact_path))
+        named = [(os.path.basename(target), target)] if os.path.isfile(target) else _files_below(target, root)
         files = []
         for name, path in named:
             with open(path, "rb") as handle:
@@ -123,7 +123,7 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
     return out
 
 
-def _files_below(target: Path, root: Path) -> list[tuple[str, str]]:
+def _files_below(target: str, root: Path) -> list[tuple[str, str]]:
     """Every file below ``target`` (named relative to it), in sorted order. A symbolic
     link counts when it leads to a file inside ``root``; linked folders are not entered.
     Plain strings: a Path object per file costs more than reading a small file."""
@@ -142,7 +142,7 @@ def _files_below(target: Path, root: Path) -> list[tuple[str, str]]:
                 elif entry.is_file(follow_symlinks=False):
                     found.append((parts, entry.path))
 
-    walk(str(target), ())
+    walk(target, ())
     found.sort(key=lambda item: item[0])
     return [("/".join(parts), path) for parts, path in found]
 

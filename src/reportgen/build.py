@@ -86,7 +86,7 @@ def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts]) 
     files = [(run.log.file, run.log_bytes if not run.log.name.endswith(".parquet") else searchable_text(run.log)), (f"{run.rel_folder}/run.toml", run.contract.text.encode("utf-8"))]
     files += [(f"{run.rel_folder}/requests/{hexdigest}.json", data) for hexdigest, data in sorted(run.requests.items())]
     paths = {c.call_id: c.artifact_path for c in run.calls}
-    files += [(f"{run.rel_folder}/{paths[cid]}" + ("" if a.name == Path(paths[cid]).name else f"/{a.name}"), a.data)
+    files += [(f"{run.rel_folder}/{paths[cid]}" + ("" if a.name == os.path.basename(os.path.normpath(paths[cid])) else f"/{a.name}"), a.data)
               for cid, bundle in sorted(artifacts.items()) for a in bundle.files if a.derived is None]
     return tuple(
         Finding("credential", "error", c.file, c.line, "",
@@ -158,7 +158,7 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
                 writer.link(rel, out / label / rel, digest)
         else:
             with progress.bar("pages", n_pages) as bar:
-                render_version(report, writer.add, tick=lambda: bar.update(1))
+                render_version(report, writer.add, tick=lambda: bar.update(1), run_tasks=writer.run_tasks)
         n_written = sum(1 for p in writer.hashes if p.endswith(".html"))
         hashes = dict(writer.hashes)
         folder = writer.commit()

@@ -10,11 +10,13 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import os
 import re
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import jinja2
 from markupsafe import Markup
@@ -109,9 +111,18 @@ def call_page(run_id: str, service: str, call_id: str) -> str:
 Emit = Callable[[str, bytes], None]
 
 
-def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda: None) -> None:
+def run_in_order(tasks: Sequence[Callable[[], None]]) -> None:
+    for task in tasks:
+        task()
+
+
+def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda: None,
+                   run_tasks: Callable[[Sequence[Callable[[], None]]], None] = run_in_order) -> None:
     """Hand every file of the version to ``emit`` (path, bytes) as soon as it is made, so
-    pages are never all held at once; ``tick`` is called once per page (progress bar)."""
+    pages are never all held at once; ``tick`` is called once per page (progress bar).
+    The many small jobs (call pages, evidence pages, artifact files) go to ``run_tasks``,
+    which may share them between processes."""
+    owner = os.getpid()  # a process that run_tasks forked does not move the progress bar
     config = report.source.config
     env = theme_environment(report.source.root, config.theme)
     claims = {c.id: c for c in report.claims}
@@ -128,7 +139,8 @@ def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda
             templates[template] = env.get_template(template)
         root = "../" * path.count("/")
         emit(path, templates[template].render(root=root, path=path, **common, **context).encode("utf-8"))
-        tick()
+        if os.getpid() == owner:
+            tick()
 
     views = [_run_view(r) for r in report.runs]
     cited_by: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -136,11 +148,14 @@ def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda
         for call_id in c.evidence:
             cited_by[(c.experiment, call_id)] = (*cited_by.get((c.experiment, call_id), ()), c.id)
     page("index.html", "index.html", runs=views)
+    tasks: list[Callable[[], None]] = []
+    artifact_paths: set[str] = set()
     for run, view in zip(report.runs, views):
         rid = view["id"]
         page(f"experiments/{rid}/index.html", "experiment.html", run=view)
         for service in view["services"]:
-            page(f"experiments/{rid}/{service['id']}.html", "service.html", run=view, service=service)
+            tasks.append(partial(page, f"experiments/{rid}/{service['id']}.html", "service.html", run=view,
+                                 service=service))
         # A long list of claims is the same for many calls (all of one service, say):
         # written once on its own page, which those call pages link to.
         cited_sets: dict[tuple[str, ...], str] = {}
@@ -154,7 +169,8 @@ def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda
                     cited_sets[cited] = f"evidence/{rid}/claims-{key}.html"
                 cited_page = cited_sets[cited]
                 n_citing[cited] = n_citing.get(cited, 0) + 1
-            page(call["page"], "call.html", run=view, call=call, cited_by=cited, cited_page=cited_page)
+            tasks.append(partial(page, call["page"], "call.html", run=view, call=call, cited_by=cited,
+                                 cited_page=cited_page))
         for cited, path in cited_sets.items():
             page(path, "cited.html", run_id=rid, claim_ids=cited, n_calls=n_citing[cited])
         for chart in run.charts:
@@ -163,14 +179,18 @@ def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda
             emit(path, data)
         emit(f"data/{rid}/artifacts.json", artifacts_json(run))
         for path, data in _artifact_files(run).items():
-            emit(path, data)
+            if path not in artifact_paths:  # content-addressed: runs may share a file
+                artifact_paths.add(path)
+                tasks.append(partial(emit, path, data))
     for rendered in report.pages:
         page(f"pages/{rendered.page.name}.html", "page.html", narrative=rendered)
     calls = {(v["id"], c["call"].call_id): c for v in views for c in v["calls"]}
     evidence_sets, claim_evidence = evidence_index(report.claims, calls)
     for key, (run_id, service, ids) in evidence_sets.items():
-        page(f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id, service=service,
-             entries=[calls[(run_id, i)] for i in ids], with_thumbs=len(ids) <= EVIDENCE_THUMBS)
+        tasks.append(partial(page, f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id,
+                             service=service, entries=[calls[(run_id, i)] for i in ids],
+                             with_thumbs=len(ids) <= EVIDENCE_THUMBS))
+    run_tasks(tasks)
     page("claims.html", "claims.html", claim_list=report.claims, calls=calls, claim_evidence=claim_evidence,
          preview=EVIDENCE_PREVIEW)
     emit("data/results.json", results_json(report))

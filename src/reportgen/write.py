@@ -12,10 +12,13 @@ import hashlib
 import json
 import os
 import shutil
+import signal
+import sys
 import tempfile
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping, Sequence
 
 import jinja2
 
@@ -85,6 +88,7 @@ class VersionWriter:
         self.version = version
         self.hashes: dict[str, str] = {}
         self.tmp: Path | None = None
+        self.parent: int | None = None  # in a forked helper: the build's process id
 
     def __enter__(self) -> "VersionWriter":
         self.out.mkdir(parents=True, exist_ok=True)
@@ -96,11 +100,67 @@ class VersionWriter:
 
     def add(self, rel: str, data: bytes) -> None:
         assert self.tmp is not None, "add() outside the with block"
+        if self.parent is not None and os.getppid() != self.parent:
+            os._exit(1)  # a helper whose build was killed: write nothing more
         digest = hashlib.sha256(data).hexdigest()
         if self.hashes.get(rel) == digest:
             return  # the same content-addressed file from another run
         _write_file(self.tmp, rel, data)
         self.hashes[rel] = digest
+
+    def run_tasks(self, tasks: Sequence[Callable[[], None]]) -> None:
+        """Run jobs that ``add`` files, shared with forked copies of this process on
+        every core: pages are CPU-bound and independent. Each process writes its own
+        share into the temporary folder; a helper sends back only the hashes."""
+        n = min(os.cpu_count() or 1, len(tasks))
+        if n < 2 or not hasattr(os, "fork"):
+            for task in tasks:
+                task()
+            return
+        helpers: list[tuple[int, int]] = []
+        try:
+            for k in range(1, n):
+                helpers.append(self._fork_helper(tasks[k::n]))
+            for task in tasks[0::n]:
+                task()
+            for pid, fd in helpers:
+                with os.fdopen(fd, "rb") as pipe:
+                    body = pipe.read()
+                _, status = os.waitpid(pid, 0)
+                if status != 0 or not body:
+                    raise PublishError("a page-writing process failed; nothing was published")
+                self.hashes.update(json.loads(body))
+            helpers = []
+        finally:
+            for pid, fd in helpers:  # this process failed first: stop the helpers
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    os.close(fd)
+                except OSError:
+                    pass
+
+    def _fork_helper(self, share: Sequence[Callable[[], None]]) -> tuple[int, int]:
+        read, write = os.pipe()
+        parent = os.getpid()
+        pid = os.fork()
+        if pid:
+            os.close(write)
+            return pid, read
+        os.close(read)  # the helper: from here on, never return into the caller
+        code = 1
+        try:
+            self.parent, self.hashes = parent, {}
+            for task in share:
+                task()
+            with os.fdopen(write, "wb") as pipe:
+                pipe.write(json.dumps(self.hashes).encode("utf-8"))
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
 
     def link(self, rel: str, source: Path, digest: str) -> None:
         """Put an existing file, whose sha256 is known, into the version unchanged: a
@@ -161,7 +221,7 @@ def save_reuse_record(record: Path, fingerprint: str, folder: Path, hashes: Mapp
     input of the build that wrote them."""
     files = {}
     for rel in sorted(hashes):
-        st = (folder / rel).stat()
+        st = os.stat(os.path.join(folder, rel))
         files[rel] = [hashes[rel], st.st_size, st.st_mtime_ns]
     record.parent.mkdir(parents=True, exist_ok=True)
     _atomic_text(record, json.dumps({"schema": REUSE_SCHEMA, "fingerprint": fingerprint, "files": files},
@@ -187,14 +247,15 @@ def reusable_files(record: Path, fingerprint: str, folder: Path) -> dict[str, st
 
 
 def _write_file(root: Path, rel: str, data: bytes) -> None:
-    path = root / rel
     # Paths come from our own renderer, but a name is never allowed to climb out.
-    if ".." in Path(rel).parts or Path(rel).is_absolute():
+    # (Plain strings: pathlib's parsing costs more than writing a small page.)
+    if rel.startswith(("/", "\\")) or ".." in rel.replace("\\", "/").split("/"):
         raise PublishError(f"refusing to write {rel!r}: it leaves the site folder")
+    path = os.path.join(root, rel)
     try:
         handle = open(path, "wb")
     except FileNotFoundError:  # the first file of its folder: one mkdir, not one per file
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         handle = open(path, "wb")
     with handle:
         handle.write(data)
