@@ -5,15 +5,18 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from importlib import metadata, resources
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from importlib import metadata, resources
 from pathlib import Path
+from typing import Callable
 
 from . import __version__
 from .analyze import analyze_run
-from .artifacts import RENDER_CODE_VERSION, CallArtifacts, RenderCache, artifact_hashes, collect_artifacts, render_cached, render_settings
+from .artifacts import (RENDER_CODE_VERSION, CallArtifacts, RenderCache, RenderSettings, artifact_hashes,
+                        collect_artifacts, Render, render_cached, render_settings)
 from .audit import Finding, audit_run
 from .calllog import searchable_text
 from .charts import build_charts
@@ -72,11 +75,14 @@ class BuildSummary:
     seconds: float
 
 
-def audit_source(validated: ValidatedSource) -> list[AuditedRun]:
+def audit_source(validated: ValidatedSource,
+                 on_artifacts: Callable[[ValidatedRun, dict[str, CallArtifacts]], None] = lambda run, a: None
+                 ) -> list[AuditedRun]:
     """Read every run's artifacts and check the run against its contract."""
     audited = []
     for run in validated.runs:
         artifacts = collect_artifacts(run)
+        on_artifacts(run, artifacts)
         findings = audit_run(run, artifact_hashes(artifacts)) + credential_findings(run, artifacts)
         audited.append(AuditedRun(run, artifacts, findings))
     return audited
@@ -138,12 +144,18 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     label = validated.config.version
     check_publishable(out, label, validated.digest, force)
     progress.stage("auditing the run against its contract")
-    audited = audit_source(validated)
-    if redact:
-        audited = [_redacted(a) for a in audited]
-    refuse_errors(audited)
     render_cache = RenderCache(cache)
-    report = _analyse(validated, audited, progress, render_cache)
+    with BackgroundRenders(render_cache, progress) as renders:
+        # Drawings render in worker processes from the moment they are read, while this
+        # process audits and analyses (with --redact, once the redacted copies exist).
+        audited = audit_source(validated, on_artifacts=renders.start if not redact else lambda run, a: None)
+        if redact:
+            audited = [_redacted(a) for a in audited]
+            for item in audited:
+                renders.start(item.run, item.artifacts)
+        refuse_errors(audited)
+        report = _analyse(validated, audited, progress, renders)
+    progress.stage(f"rendered {render_cache.misses} distinct SVGs, reused {render_cache.hits}")
     # Unknown claim ids in the narrative fail here, before anything is written.
     report = dataclasses.replace(report, pages=render_pages(pages, {c.id: c for c in report.claims}))
     n_pages = _count_pages(report)
@@ -192,29 +204,54 @@ def _write_previous_diff(out: Path, previous: str | None, folder: Path, env, pro
                  "was not written (its link will not resolve)")
 
 
+class BackgroundRenders:
+    """Each run's distinct SVGs, rendered (or read from the cache) in a background thread
+    that feeds the render workers; ``result`` waits for a run's renders. Leaving the
+    ``with`` block early (a failed build) stops the workers."""
+
+    def __init__(self, cache: RenderCache, progress: Progress) -> None:
+        self.cache = cache
+        self.progress = progress
+        self.pool = ThreadPoolExecutor(1)
+        self.stop = threading.Event()
+        self.jobs: dict[str, tuple[RenderSettings, dict[str, bytes], Future]] = {}
+
+    def __enter__(self) -> "BackgroundRenders":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if exc[0] is not None:
+            self.stop.set()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def start(self, run: ValidatedRun, artifacts: dict[str, CallArtifacts]) -> None:
+        settings = render_settings(run)
+        svgs = _svgs(artifacts)
+        self.progress.stage(f"rendering {len(svgs)} distinct SVGs of {run.contract.id} in the background")
+        self.jobs[run.contract.id] = (settings, svgs, self.pool.submit(
+            render_cached, svgs, settings, self.cache, stop=self.stop))
+
+    def result(self, run: ValidatedRun) -> tuple[RenderSettings, dict[str, Render]]:
+        settings, _, job = self.jobs[run.contract.id]
+        return settings, job.result()
+
+
+def _svgs(artifacts: dict[str, CallArtifacts]) -> dict[str, bytes]:
+    return {a.sha256: a.data for bundle in artifacts.values() for a in bundle.files if a.kind == "svg"}
+
+
 def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Progress,
-             cache: RenderCache) -> Report:
-    # Drawings render in worker processes while this process analyses: every run's
-    # renders are started first and collected when the pages need them.
-    with ThreadPoolExecutor(1) as background:
-        jobs = []
-        for item in audited:
-            settings = render_settings(item.run)
-            svgs = {a.sha256: a.data for bundle in item.artifacts.values() for a in bundle.files if a.kind == "svg"}
-            progress.stage(f"rendering {len(svgs)} distinct SVGs of {item.run.contract.id} in the background")
-            jobs.append((settings, background.submit(render_cached, svgs, settings, cache)))
-        runs = []
-        for item, (settings, job) in zip(audited, jobs):
-            run = item.run
-            progress.stage(f"analysing {run.contract.id}: {len(run.calls)} calls")
-            analysis = analyze_run(run)
-            claims = build_claims(analysis, item.findings)
-            progress.stage("drawing charts")
-            charts = build_charts(analysis)
-            renders = job.result()
-            runs.append(RunReport(analysis, claims, item.artifacts, renders, settings, item.findings, charts))
-    n_renders = sum(len(r.renders) for r in runs)
-    progress.stage(f"rendered {n_renders - cache.hits} distinct SVGs, reused {cache.hits}")
+             renders: BackgroundRenders) -> Report:
+    runs = []
+    for item in audited:
+        run = item.run
+        progress.stage(f"analysing {run.contract.id}: {len(run.calls)} calls")
+        analysis = analyze_run(run)
+        claims = build_claims(analysis, item.findings)
+        progress.stage("drawing charts")
+        charts = build_charts(analysis)
+        settings, drawn = renders.result(run)
+        runs.append(RunReport(analysis, claims, item.artifacts, drawn, settings, item.findings, charts))
     return Report(validated, tuple(runs), built_at(validated))
 
 
