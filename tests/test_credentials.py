@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reportgen.credentials import PATTERNS, Credential, scan_text
+from reportgen.credentials import PATTERNS, Credential, scan_files, scan_text
 
 SECRETS = [
     "sk-ant-api03-" + "a" * 40, "sk-proj-" + "b" * 40, "AKIA" + "ABCDEFGHIJKLMNOP", "AIza" + "c" * 35,
@@ -40,3 +40,9 @@ def test_each_known_format_is_found():
 def test_pre_check_agrees_with_the_full_scan(parts, case):
     text = case(" ".join(parts))
     assert list(scan_text(text, "f")) == line_by_line(text, "f")
+
+
+def test_the_same_content_in_two_files_is_reported_in_both():
+    secret = b"ok\nghp_" + b"d" * 36 + b"\n"
+    assert scan_files([("a.txt", secret), ("b.txt", bytes(secret)), ("c.txt", b"clean")]) == [
+        Credential("a.txt", 2, "GitHub token"), Credential("b.txt", 2, "GitHub token")]

@@ -82,6 +82,11 @@ def redact(data: bytes) -> tuple[bytes, list[tuple[int, str]]]:
 
 def scan_files(files: Iterable[tuple[str, bytes]]) -> list[Credential]:
     found: list[Credential] = []
+    # Many calls return the same bytes (a pool of drawings): each content is scanned once.
+    by_content: dict[bytes, list[tuple[int, str]]] = {}
     for name, data in files:
-        found.extend(scan_text(data.decode("utf-8", "replace"), name))
+        hits = by_content.get(data)
+        if hits is None:
+            hits = by_content[data] = [(c.line, c.kind) for c in scan_text(data.decode("utf-8", "replace"), "")]
+        found.extend(Credential(name, line, kind) for line, kind in hits)
     return found

@@ -147,12 +147,13 @@ def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda
     for c in report.claims:
         for call_id in c.evidence:
             cited_by[(c.experiment, call_id)] = (*cited_by.get((c.experiment, call_id), ()), c.id)
-    page("index.html", "index.html", runs=views)
+    # The large single files first, so that they are shared out between processes too.
+    large: list[Callable[[], None]] = [partial(page, "index.html", "index.html", runs=views)]
     tasks: list[Callable[[], None]] = []
     artifact_paths: set[str] = set()
     for run, view in zip(report.runs, views):
         rid = view["id"]
-        page(f"experiments/{rid}/index.html", "experiment.html", run=view)
+        large.append(partial(page, f"experiments/{rid}/index.html", "experiment.html", run=view))
         for service in view["services"]:
             tasks.append(partial(page, f"experiments/{rid}/{service['id']}.html", "service.html", run=view,
                                  service=service))
@@ -177,7 +178,7 @@ def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda
             emit(f"charts/{rid}/{chart.name}.svg", chart.svg)
         for path, data in _data_files(run).items():
             emit(path, data)
-        emit(f"data/{rid}/artifacts.json", artifacts_json(run))
+        large.append(partial(_emit_made, emit, f"data/{rid}/artifacts.json", partial(artifacts_json, run)))
         for path, data in _artifact_files(run).items():
             if path not in artifact_paths:  # content-addressed: runs may share a file
                 artifact_paths.add(path)
@@ -190,11 +191,15 @@ def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda
         tasks.append(partial(page, f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id,
                              service=service, entries=[calls[(run_id, i)] for i in ids],
                              with_thumbs=len(ids) <= EVIDENCE_THUMBS))
-    run_tasks(tasks)
-    page("claims.html", "claims.html", claim_list=report.claims, calls=calls, claim_evidence=claim_evidence,
-         preview=EVIDENCE_PREVIEW)
-    emit("data/results.json", results_json(report))
+    large.append(partial(page, "claims.html", "claims.html", claim_list=report.claims, calls=calls,
+                         claim_evidence=claim_evidence, preview=EVIDENCE_PREVIEW))
+    large.append(partial(_emit_made, emit, "data/results.json", partial(results_json, report)))
+    run_tasks(large + tasks)
     emit("data/reportgen.toml", (report.source.root / "reportgen.toml").read_bytes())
+
+
+def _emit_made(emit: Emit, path: str, make: Callable[[], bytes]) -> None:
+    emit(path, make())
 
 
 CITED_INLINE = 8  # a call page lists up to this many claims itself, more on a shared page
