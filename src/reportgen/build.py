@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import hashlib
 import os
 import threading
@@ -134,10 +135,22 @@ def default_cache() -> Path:
 def build_site(source: Path, out: Path, version: str | None = None, force: bool = False,
                progress: Progress | None = None, redact: bool = False,
                cache: Path | None = None) -> BuildSummary:
+    # A build holds millions of long-lived objects (rows, calls, artifacts, page views).
+    # The cycle collector would walk all of them again and again, and in the forked page
+    # helpers copy every memory page it touches: each stage's results are frozen out of
+    # its reach as they are made, and handed back when the build is over.
+    try:
+        return _build_site(source, out, version, force, progress or Progress(), redact, cache)
+    finally:
+        gc.unfreeze()
+
+
+def _build_site(source: Path, out: Path, version: str | None, force: bool, progress: Progress,
+                redact: bool, cache: Path | None) -> BuildSummary:
     started = time.perf_counter()
-    progress = progress or Progress()
     progress.stage(f"reading {source}")
     validated = load_source(source)
+    gc.freeze()
     pages = load_pages(source)
     if version:
         validated = dataclasses.replace(validated, config=dataclasses.replace(validated.config, version=version))
@@ -149,12 +162,14 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
         # Drawings render in worker processes from the moment they are read, while this
         # process audits and analyses (with --redact, once the redacted copies exist).
         audited = audit_source(validated, on_artifacts=renders.start if not redact else lambda run, a: None)
+        gc.freeze()
         if redact:
             audited = [_redacted(a) for a in audited]
             for item in audited:
                 renders.start(item.run, item.artifacts)
         refuse_errors(audited)
         report = _analyse(validated, audited, progress, renders)
+    gc.freeze()
     progress.stage(f"rendered {render_cache.misses} distinct SVGs, reused {render_cache.hits}")
     # Unknown claim ids in the narrative fail here, before anything is written.
     report = dataclasses.replace(report, pages=render_pages(pages, {c.id: c for c in report.claims}))
