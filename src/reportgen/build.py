@@ -16,8 +16,8 @@ from typing import Callable
 
 from . import __version__
 from .analyze import analyze_run
-from .artifacts import (RENDER_CODE_VERSION, CallArtifacts, RenderCache, RenderSettings, artifact_hashes,
-                        collect_artifacts, Render, render_cached, render_settings)
+from .artifacts import (RENDER_CODE_VERSION, CallArtifacts, Render, RenderCache, RenderSettings, artifact_hashes,
+                        collect_artifacts, render_cached, render_settings)
 from .audit import Finding, audit_run
 from .calllog import searchable_text
 from .charts import build_charts
@@ -90,10 +90,12 @@ def audit_source(validated: ValidatedSource,
 
 
 def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts]) -> tuple[Finding, ...]:
-    files = [(run.log.file, run.log_bytes if not run.log.name.endswith(".parquet") else searchable_text(run.log)), (f"{run.rel_folder}/run.toml", run.contract.text.encode("utf-8"))]
+    # A Parquet log is binary (maybe compressed): its values are scanned, row by row.
+    files = [(run.log.file, searchable_text(run.log)), (f"{run.rel_folder}/run.toml", run.contract.text.encode("utf-8"))]
     files += [(f"{run.rel_folder}/requests/{hexdigest}.json", data) for hexdigest, data in sorted(run.requests.items())]
     paths = {c.call_id: c.artifact_path for c in run.calls}
-    files += [(f"{run.rel_folder}/{paths[cid]}" + ("" if a.name == os.path.basename(os.path.normpath(paths[cid])) else f"/{a.name}"), a.data)
+    names = {cid: os.path.basename(os.path.normpath(path)) for cid, path in paths.items()}
+    files += [(f"{run.rel_folder}/{paths[cid]}" + ("" if a.name == names[cid] else f"/{a.name}"), a.data)
               for cid, bundle in sorted(artifacts.items()) for a in bundle.files if a.derived is None]
     return tuple(
         Finding("credential", "error", c.file, c.line, "",
