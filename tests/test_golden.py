@@ -18,7 +18,7 @@ import pytest
 
 GOLDEN = Path(__file__).parent / "golden" / "demo"
 KEPT = ("manifest.json", "data/results.json", "index.html", "experiments/pelican-ab/index.html",
-        "experiments/pelican-ab/B.html", "calls/pelican-ab/B-09.html", "calls/pelican-ab/A-01.html",
+        "experiments/pelican-ab/B.html", "calls/pelican-ab/B/B-09.html", "calls/pelican-ab/A/A-01.html",
         "experiments/seeds-paired/index.html", "experiments/relay-weekly/index.html")
 
 

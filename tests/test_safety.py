@@ -20,9 +20,10 @@ def test_model_text_and_log_fields_are_escaped(make_source, run_cli, tmp_path):
     (source / "experiments/mini/artifacts/X-1/response.txt").write_text(f"Sure! {HOSTILE_TEXT}\n")
     result = run_cli("build", source, "--out", tmp_path / "site", "-q")
     assert result.exit_code == 0, result.output
-    page = tmp_path / "site/v1/calls/mini/X-1.html"
+    page = tmp_path / "site/v1/calls/mini/X/X-1.html"
     body = text(page)
-    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in body
+    # In element content only &, < and > need escaping (quotes only in attributes).
+    assert '&lt;script&gt;alert("x")&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;' in body
     assert "&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in body
     assert "m-1&lt;b onmouseover=alert(1)&gt;" in body
     parsed = parse(page)

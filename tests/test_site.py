@@ -62,7 +62,7 @@ def test_every_claim_has_an_anchor_and_every_evidence_call_a_page(demo_site):
     for claim in results["claims"]:
         assert claim["id"] in anchors
         for call_id in claim["evidence"]:
-            assert (demo_site / "calls" / claim["experiment"] / f"{call_id}.html").is_file()
+            assert len(list((demo_site / "calls" / claim["experiment"]).glob(f"*/{call_id}.html"))) == 1
 
 
 def test_every_block_has_its_own_row(demo_site):
@@ -81,28 +81,31 @@ def test_manifest_covers_every_file(demo_site):
 
 
 def test_call_page_shows_hash_request_response_and_render(demo_site):
-    page = text(demo_site / "calls/pelican-ab/A-01.html")
+    page = text(demo_site / "calls/pelican-ab/A/A-01.html")
     request = next((demo_site / "data/pelican-ab/requests").glob("*.json"))
     assert f"sha256:{request.stem}" in page
     assert "Recomputed by this build" in page
     assert "Generate an SVG of a pelican riding a bicycle" in page  # the raw request
-    assert "```svg" in page  # the raw response, as the model wrote it
-    images = parse(demo_site / "calls/pelican-ab/A-01.html").images
+    assert "```svg\n[an SVG of 2031 characters: see Output]" in page  # the response, its SVG shown apart
+    response = next(a for a in json.loads(text(demo_site / "data/pelican-ab/artifacts.json"))["calls"]["A-01"]
+                    if a["name"] == "response.txt")
+    assert f'the whole response, as the model wrote it: <a href="../../../{response["published"]}">response.txt</a>' in page
+    images = parse(demo_site / "calls/pelican-ab/A/A-01.html").images
     pngs = [i for i in images if i["src"].endswith(".png")]
     assert pngs and all(i.get("alt") for i in images)
-    png = demo_site / "calls/pelican-ab" / pngs[0]["src"]
+    png = demo_site / "calls/pelican-ab/A" / pngs[0]["src"]
     assert png.resolve().read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert hashlib.sha256(png.resolve().read_bytes()).hexdigest() in pngs[0]["src"]
 
 
 def test_malformed_svg_is_a_note_not_a_failed_build(demo_site):
-    page = text(demo_site / "calls/pelican-ab/B-09.html")
+    page = text(demo_site / "calls/pelican-ab/B/B-09.html")
     assert "No picture: not rendered: not well-formed XML" in page
     assert "complete, failed the task" in page
 
 
 def test_timeout_page_says_nothing_came_back(demo_site):
-    page = text(demo_site / "calls/pelican-ab/B-03.html")
+    page = text(demo_site / "calls/pelican-ab/B/B-03.html")
     assert "technical failure: timed out" in page
     assert "The call returned nothing (timed out)" in page
 
@@ -142,3 +145,14 @@ def test_build_is_deterministic(tmp_path, demo_source, run_cli):
         result = run_cli("build", demo_source, "--out", tmp_path / name, "-q")
         assert result.exit_code == 0, result.output
     assert tree_bytes(tmp_path / "one") == tree_bytes(tmp_path / "two")
+
+
+def test_a_long_list_of_claims_is_written_once_and_linked(demo_site):
+    claims = json.loads(text(demo_site / "data/results.json"))["claims"]
+    cited = [c["id"] for c in claims if "A-01" in c["evidence"] and c["experiment"] == "pelican-ab"]
+    assert len(cited) > 8
+    links = [url for tag, url in parse(demo_site / "calls/pelican-ab/A/A-01.html").links
+             if "evidence/pelican-ab/claims-" in url]
+    assert len(links) == 1
+    listing = parse((demo_site / "calls/pelican-ab/A" / links[0]).resolve())
+    assert [url.rsplit("#", 1)[1] for tag, url in listing.links if "claims.html#" in url] == cited

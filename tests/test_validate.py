@@ -213,13 +213,13 @@ def test_two_logs(make_source):
     source = make_source()
     (source / "experiments/mini/calls.jsonl").write_text("")
     assert problems_of(source) == [
-        "experiments/mini: more than one call log; keep exactly one of calls.csv, calls.jsonl"]
+        "experiments/mini: more than one call log; keep exactly one of calls.csv, calls.jsonl, calls.parquet"]
 
 
 def test_no_log(make_source):
     source = make_source()
     (source / LOG).unlink()
-    assert problems_of(source) == ["experiments/mini: no call log: expected calls.csv or calls.jsonl"]
+    assert problems_of(source) == ["experiments/mini: no call log: expected calls.csv, calls.jsonl or calls.parquet"]
 
 
 # The contract and the site config.

@@ -206,7 +206,8 @@ def slow(root, rel, data):
     original(root, rel, data)
 write._write_file = slow
 from reportgen.cli import main
-main(["build", sys.argv[1], "--out", sys.argv[2], "--force", "-q"])
+# --no-cache: every file is written again (slowly), none reused from the earlier build.
+main(["build", sys.argv[1], "--out", sys.argv[2], "--force", "--no-cache", "-q"])
 """
 
 

@@ -9,6 +9,7 @@ and a URL fetcher that refuses everything.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import multiprocessing
@@ -99,20 +100,28 @@ def render_settings(run: ValidatedRun) -> RenderSettings:
 
 
 def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
-    """Read every call's artifact file or folder (paths were checked by validate)."""
+    """Every call's artifact file or folder (paths were checked by validate), taken from
+    the files validate read; a folder with a symbolic link inside is read from disk."""
     out: dict[str, CallArtifacts] = {}
     root = run.folder.resolve()
+    listed = run.files
+    below = _files_by_folder(listed.data) if listed is not None else {}
     for call in run.calls:
         if not call.artifact_path:
             continue
-        target = run.folder / call.artifact_path
-        paths = [target] if target.is_file() else sorted(
-            p for p in target.rglob("*") if p.is_file() and p.resolve().is_relative_to(root))
-        files = []
-        for path in paths:
-            data = path.read_bytes()
-            name = path.name if path == target else path.relative_to(target).as_posix()
-            files.append(Artifact(name, sha256(data), data, _kind(name)))
+        rel = os.path.normpath(call.artifact_path)
+        if listed is not None and rel in listed.data:
+            named = [(os.path.basename(rel), listed.data[rel])]
+        elif listed is not None and rel in listed.dirs and not _link_below(listed.links, rel):
+            named = [(name[len(rel) + 1:], listed.data[name]) for name in below.get(rel, ())]
+        else:
+            target = os.path.join(run.folder, rel)
+            paths = [(os.path.basename(target), target)] if os.path.isfile(target) else _files_below(target, root)
+            named = []
+            for name, path in paths:
+                with open(path, "rb") as handle:
+                    named.append((name, handle.read()))
+        files = [Artifact(name, sha256(data), data, _kind(name)) for name, data in named]
         if not any(a.kind == "svg" for a in files):
             response = next((a for a in files if a.kind == "response"), None)
             match = SVG_BLOCK.search(response.data) if response else None
@@ -122,6 +131,45 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
                                       derived=f"first <svg>…</svg> block of {response.name}"))
         out[call.call_id] = CallArtifacts(call.call_id, tuple(files))
     return out
+
+
+def _files_by_folder(data: Mapping[str, bytes]) -> dict[str, list[str]]:
+    """Each folder -> the files below it, at any depth, in sorted-Path order."""
+    below: dict[str, list[str]] = {}
+    for rel in data:
+        parts = rel.split("/")
+        for depth in range(1, len(parts)):
+            below.setdefault("/".join(parts[:depth]), []).append(rel)
+    return below
+
+
+def _link_below(links: tuple[str, ...], folder: str) -> bool:
+    i = bisect.bisect_left(links, folder + "/")
+    return i < len(links) and links[i].startswith(folder + "/")
+
+
+def _files_below(target: str, root: Path) -> list[tuple[str, str]]:
+    """Every file below ``target`` (named relative to it), in sorted order. A symbolic
+    link counts when it leads to a file inside ``root``; linked folders are not entered.
+    Plain strings: a Path object per file costs more than reading a small file."""
+    found: list[tuple[tuple[str, ...], str]] = []
+
+    def walk(directory: str, prefix: tuple[str, ...]) -> None:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                parts = (*prefix, entry.name)
+                if entry.is_symlink():
+                    path = Path(entry.path)
+                    if path.is_file() and path.resolve().is_relative_to(root):
+                        found.append((parts, entry.path))
+                elif entry.is_dir(follow_symlinks=False):
+                    walk(entry.path, parts)
+                elif entry.is_file(follow_symlinks=False):
+                    found.append((parts, entry.path))
+
+    walk(target, ())
+    found.sort(key=lambda item: item[0])
+    return [("/".join(parts), path) for parts, path in found]
 
 
 def artifact_hashes(artifacts: dict[str, CallArtifacts]) -> dict[str, tuple[str, ...]]:
@@ -157,9 +205,11 @@ class RenderCache:
     def __init__(self, folder: Path | None) -> None:
         self.folder = folder
         self.hits = 0
+        self.misses = 0
 
     def get(self, svg_sha: str, settings: RenderSettings) -> Render | None:
         if self.folder is None:
+            self.misses += 1
             return None
         base = self.folder / cache_key(svg_sha, settings)
         try:
@@ -167,8 +217,10 @@ class RenderCache:
             png = base.with_suffix(".png").read_bytes() if record["png"] else None
             safe = base.with_suffix(".svg").read_bytes() if record["safe_svg"] else None
         except (OSError, ValueError, KeyError, TypeError):
+            self.misses += 1
             return None
         if (png is not None and sha256(png) != record["png"]) or (safe is not None and sha256(safe) != record["safe_svg"]):
+            self.misses += 1
             return None
         self.hits += 1
         return Render(svg_sha, png, record["png"], safe, record["safe_svg"], tuple(record["notes"]))
@@ -189,7 +241,8 @@ class RenderCache:
 
 
 def render_cached(svgs: Mapping[str, bytes], settings: RenderSettings, cache: RenderCache,
-                  processes: int | None = None, tick: Callable[[], None] = lambda: None) -> dict[str, Render]:
+                  processes: int | None = None, tick: Callable[[], None] = lambda: None,
+                  stop: threading.Event | None = None) -> dict[str, Render]:
     """Renders from the cache where present; the rest rendered now and stored."""
     results: dict[str, Render] = {}
     missing: dict[str, bytes] = {}
@@ -199,7 +252,7 @@ def render_cached(svgs: Mapping[str, bytes], settings: RenderSettings, cache: Re
             results[sha] = hit
         else:
             missing[sha] = data
-    fresh = render_all(missing, settings, processes, tick)
+    fresh = render_all(missing, settings, processes, tick, stop)
     for render in fresh.values():
         cache.put(render, settings)
     results.update(fresh)
@@ -207,7 +260,7 @@ def render_cached(svgs: Mapping[str, bytes], settings: RenderSettings, cache: Re
 
 
 def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: int | None = None,
-               tick: Callable[[], None] = lambda: None) -> dict[str, Render]:
+               tick: Callable[[], None] = lambda: None, stop: threading.Event | None = None) -> dict[str, Render]:
     """Render each distinct SVG once (keyed by its sha256), in parallel worker processes.
 
     Workers come from a fresh server process (forkserver), never forked from the build
@@ -232,6 +285,9 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
             backstop = settings.seconds * (len(futures) / processes + 2) + 30
             try:
                 for future in as_completed(futures, timeout=backstop):
+                    if stop is not None and stop.is_set():  # the build failed: render no more
+                        pool.shutdown(wait=True, cancel_futures=True)
+                        return {}
                     sha = futures[future]
                     tick()
                     try:

@@ -1,14 +1,16 @@
-"""The call log (CSV or JSONL) -> raw rows with their source line numbers.
+"""The call log (CSV, JSONL or Parquet) -> raw rows with their source line numbers.
 
 Only shape is checked here (encoding, quoting, columns); meaning is checked in
 ``validate``. Every value is kept as text so that a bad value can be quoted back to
-the user exactly as written.
+the user exactly as written. A Parquet log's "line" is its row number (the first row
+is 1), and its values are written as text the way JSONL values are.
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import datetime
 import io
 import json
 from dataclasses import dataclass
@@ -27,7 +29,7 @@ OPTIONAL_COLUMNS = (
     "phase", "input_tokens", "output_tokens", "cost_usd", "backend_fingerprint", "score",
     "grader", "grade_reason", "disputed", "excluded", "exclusion_reason", "slice",
 )
-LOG_NAMES = ("calls.csv", "calls.jsonl")
+LOG_NAMES = ("calls.csv", "calls.jsonl", "calls.parquet")
 MAX_FIELD_CHARS = 1_000_000
 # Memory stays proportional to the log; past this size a log is refused before it is read.
 MAX_LOG_BYTES = 512 * 1024 * 1024
@@ -42,7 +44,7 @@ class RawRow:
 @dataclass(frozen=True)
 class RawLog:
     file: str  # path relative to the source folder, for messages
-    name: str  # calls.csv or calls.jsonl
+    name: str  # calls.csv, calls.jsonl or calls.parquet
     columns: tuple[str, ...]
     rows: tuple[RawRow, ...]
     data: bytes = b""  # the file as read, published as it is (or redacted)
@@ -63,6 +65,9 @@ def read_log(path: Path, rel: str, problems: Collector) -> RawLog | None:
     except OSError as exc:
         problems.add(rel, 0, "", f"cannot be read: {exc.strerror}")
         return None
+    if path.suffix == ".parquet":
+        log = _read_parquet(data, rel, path.name, problems)
+        return dataclasses.replace(log, data=data) if log is not None else None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -143,6 +148,45 @@ def _read_jsonl(text: str, rel: str, name: str, problems: Collector) -> RawLog |
         if missing:
             problems.add(rel, row.line, missing[0], f"missing required field(s): {', '.join(missing)}")
     return RawLog(rel, name, tuple(columns), tuple(rows))
+
+
+def _read_parquet(data: bytes, rel: str, name: str, problems: Collector) -> RawLog | None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        problems.add(rel, 0, "", f"not a readable Parquet file: {str(exc)[:200]}")
+        return None
+    columns = tuple(table.column_names)
+    if not _check_columns(columns, rel, problems):
+        return None
+    for field in table.schema:
+        if pa.types.is_nested(field.type) or pa.types.is_binary(field.type):
+            problems.add(rel, 1, field.name, f"column type {field.type} cannot be read as text; "
+                         "store strings, numbers, booleans or timestamps")
+            return None
+    texts = {column: [_parquet_text(v) for v in table.column(column).to_pylist()] for column in columns}
+    rows = tuple(RawRow(i + 1, {c: texts[c][i] for c in columns}) for i in range(table.num_rows))
+    if not rows:
+        problems.add(rel, 1, "", "the Parquet file has no rows")
+        return None
+    return RawLog(rel, name, columns, rows)
+
+
+def _parquet_text(value: object) -> str:
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()  # without a time zone, validate says it lacks a UTC offset
+    return _json_text(value)
+
+
+def searchable_text(log: RawLog) -> bytes:
+    """The log as text for the credential scan: the file itself, or for Parquet (binary,
+    maybe compressed) one line of values per row, so line N is row N."""
+    if not log.name.endswith(".parquet"):
+        return log.data
+    return "\n".join("\t".join(row.values.values()) for row in log.rows).encode("utf-8")
 
 
 def _json_text(value: object) -> str:

@@ -8,13 +8,18 @@ works from file://, from a server root and under a sub-path.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
+import os
+import re
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import jinja2
+from markupsafe import Markup
 
 from . import __version__, present
 from .analyze import ExperimentAnalysis
@@ -62,10 +67,12 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
     if theme != "default" and (user / "templates").is_dir():
         loaders.append(jinja2.FileSystemLoader(str(user / "templates")))
     loaders.append(jinja2.FileSystemLoader(str(default)))
+    # Templates do not change during a build: no file check on every page (auto_reload).
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders), autoescape=True, undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, auto_reload=False,
     )
+    env.filters["text"] = element_text
     env.globals.update(
         percent=present.percent, points=present.points, p_value=present.p_value,
         milliseconds=present.milliseconds, claim_value=present.value,
@@ -75,6 +82,12 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
         outcome_labels=OUTCOME_LABELS, csp=CSP, reportgen_version=__version__,
     )
     return env
+
+
+def element_text(value: str) -> Markup:
+    """Text for element content such as <pre>: only &, < and > need escaping there;
+    quotes matter in attribute values only, and model output is full of them."""
+    return Markup(html.escape(str(value), quote=False))
 
 
 def theme_static(source_root: Path, theme: str) -> dict[str, bytes]:
@@ -91,58 +104,108 @@ def theme_static(source_root: Path, theme: str) -> dict[str, bytes]:
     return files
 
 
-def call_page(run_id: str, call_id: str) -> str:
-    return f"calls/{run_id}/{call_id}.html"
+def call_page(run_id: str, service: str, call_id: str) -> str:
+    """One folder per experiment and service: a listing of any folder stays short."""
+    return f"calls/{run_id}/{service}/{call_id}.html"
 
 
-def render_version(report: Report, tick: Callable[[], None] = lambda: None) -> dict[str, bytes]:
-    """Every file of the version; ``tick`` is called once per page (for a progress bar)."""
+Emit = Callable[[str, bytes], None]
+
+
+def run_in_order(tasks: Sequence[Callable[[], None]]) -> None:
+    for task in tasks:
+        task()
+
+
+def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda: None,
+                   run_tasks: Callable[[Sequence[Callable[[], None]]], None] = run_in_order) -> None:
+    """Hand every file of the version to ``emit`` (path, bytes) as soon as it is made, so
+    pages are never all held at once; ``tick`` is called once per page (progress bar).
+    The many small jobs (call pages, evidence pages, artifact files) go to ``run_tasks``,
+    which may share them between processes."""
+    owner = os.getpid()  # a process that run_tasks forked does not move the progress bar
     config = report.source.config
     env = theme_environment(report.source.root, config.theme)
     claims = {c.id: c for c in report.claims}
-    files: dict[str, bytes] = dict(theme_static(report.source.root, config.theme))
+    for path, data in theme_static(report.source.root, config.theme).items():
+        emit(path, data)
     findings = {f.id: (r.analysis.run.contract.id, f) for r in report.runs for f in r.findings}
     nav_pages = [(p.page.name, p.page.title) for p in report.pages]
     common = dict(site=config, built_at=report.built_at, claims=claims, findings=findings,
                   digest=report.source.digest, nav_pages=nav_pages)
+    templates: dict[str, jinja2.Template] = {}
 
     def page(path: str, template: str, **context) -> None:
+        if template not in templates:
+            templates[template] = env.get_template(template)
         root = "../" * path.count("/")
-        html = env.get_template(template).render(root=root, path=path, **common, **context)
-        files[path] = html.encode("utf-8")
-        tick()
+        emit(path, templates[template].render(root=root, path=path, **common, **context).encode("utf-8"))
+        if os.getpid() == owner:
+            tick()
 
     views = [_run_view(r) for r in report.runs]
-    cited_by: dict[tuple[str, str], list[str]] = {}
+    cited_by: dict[tuple[str, str], tuple[str, ...]] = {}
     for c in report.claims:
         for call_id in c.evidence:
-            cited_by.setdefault((c.experiment, call_id), []).append(c.id)
-    page("index.html", "index.html", runs=views)
+            cited_by[(c.experiment, call_id)] = (*cited_by.get((c.experiment, call_id), ()), c.id)
+    # The large single files first, so that they are shared out between processes too.
+    large: list[Callable[[], None]] = [partial(page, "index.html", "index.html", runs=views)]
+    tasks: list[Callable[[], None]] = []
+    artifact_paths: set[str] = set()
     for run, view in zip(report.runs, views):
         rid = view["id"]
-        page(f"experiments/{rid}/index.html", "experiment.html", run=view)
+        large.append(partial(page, f"experiments/{rid}/index.html", "experiment.html", run=view))
         for service in view["services"]:
-            page(f"experiments/{rid}/{service['id']}.html", "service.html", run=view, service=service)
+            tasks.append(partial(page, f"experiments/{rid}/{service['id']}.html", "service.html", run=view,
+                                 service=service))
+        # A long list of claims is the same for many calls (all of one service, say):
+        # written once on its own page, which those call pages link to.
+        cited_sets: dict[tuple[str, ...], str] = {}
+        n_citing: dict[tuple[str, ...], int] = {}
         for call in view["calls"]:
-            page(call_page(rid, call["call"].call_id), "call.html", run=view, call=call,
-                 cited_by=cited_by.get((rid, call["call"].call_id), []))
+            cited = cited_by.get((rid, call["call"].call_id), ())
+            cited_page = None
+            if len(cited) > CITED_INLINE:
+                if cited not in cited_sets:
+                    key = hashlib.sha256("\x1f".join((rid, *cited)).encode()).hexdigest()[:16]
+                    cited_sets[cited] = f"evidence/{rid}/claims-{key}.html"
+                cited_page = cited_sets[cited]
+                n_citing[cited] = n_citing.get(cited, 0) + 1
+            tasks.append(partial(page, call["page"], "call.html", run=view, call=call, cited_by=cited,
+                                 cited_page=cited_page))
+        for cited, path in cited_sets.items():
+            page(path, "cited.html", run_id=rid, claim_ids=cited, n_calls=n_citing[cited])
         for chart in run.charts:
-            files[f"charts/{rid}/{chart.name}.svg"] = chart.svg
-        files.update(_data_files(run))
-        files[f"data/{rid}/artifacts.json"] = artifacts_json(run)
-        files.update(_artifact_files(run))
+            emit(f"charts/{rid}/{chart.name}.svg", chart.svg)
+        for path, data in _data_files(run).items():
+            emit(path, data)
+        large.append(partial(_emit_made, emit, f"data/{rid}/artifacts.json", partial(artifacts_json, run)))
+        for path, data in _artifact_files(run).items():
+            if path not in artifact_paths:  # content-addressed: runs may share a file
+                artifact_paths.add(path)
+                tasks.append(partial(emit, path, data))
     for rendered in report.pages:
         page(f"pages/{rendered.page.name}.html", "page.html", narrative=rendered)
     calls = {(v["id"], c["call"].call_id): c for v in views for c in v["calls"]}
     evidence_sets, claim_evidence = evidence_index(report.claims, calls)
     for key, (run_id, service, ids) in evidence_sets.items():
-        page(f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id, service=service,
-             entries=[calls[(run_id, i)] for i in ids], with_thumbs=len(ids) <= EVIDENCE_THUMBS)
-    page("claims.html", "claims.html", claim_list=report.claims, calls=calls, claim_evidence=claim_evidence,
-         preview=EVIDENCE_PREVIEW)
-    files["data/results.json"] = results_json(report)
-    files["data/reportgen.toml"] = (report.source.root / "reportgen.toml").read_bytes()
-    return files
+        tasks.append(partial(page, f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id,
+                             service=service, entries=[calls[(run_id, i)] for i in ids],
+                             with_thumbs=len(ids) <= EVIDENCE_THUMBS))
+    large.append(partial(page, "claims.html", "claims.html", claim_list=report.claims, calls=calls,
+                         claim_evidence=claim_evidence, preview=EVIDENCE_PREVIEW))
+    large.append(partial(_emit_made, emit, "data/results.json", partial(results_json, report)))
+    run_tasks(large + tasks)
+    emit("data/reportgen.toml", (report.source.root / "reportgen.toml").read_bytes())
+
+
+def _emit_made(emit: Emit, path: str, make: Callable[[], bytes]) -> None:
+    emit(path, make())
+
+
+CITED_INLINE = 8  # a call page lists up to this many claims itself, more on a shared page
+RESPONSE_EXCERPT = 400  # characters of the raw response shown on a call page; the file has all
+_SVG_TEXT = re.compile(r"<svg\b.*?</svg\s*>", re.S | re.I)
 
 
 EVIDENCE_PREVIEW = 6  # thumbnails shown with each claim on claims.html
@@ -204,7 +267,8 @@ def artifacts_json(run: RunReport) -> bytes:
             entries.append(entry)
         calls[call_id] = entries
     body = {"schema": "reportgen.artifacts/1", "renderer": run.settings.describe(), "calls": calls}
-    return (json.dumps(body, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    # One entry per call of a large run: compact, not indented (a fifth smaller).
+    return (json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 def _data_files(run: RunReport) -> dict[str, bytes]:
@@ -244,13 +308,21 @@ def _run_view(run: RunReport) -> dict:
     for call in vr.calls:
         bundle = run.artifacts.get(call.call_id)
         svg = bundle.first("svg") if bundle else None
+        response = bundle.first("response") if bundle else None
+        whole = response.data.decode("utf-8", "replace") if response else ""
+        # The drawing and its source are shown and linked apart: not again in the response.
+        text = _SVG_TEXT.sub(lambda m: f"[an SVG of {len(m.group(0))} characters: see Output]", whole) \
+            if svg is not None else whole
         calls.append({
             "call": call, "artifacts": bundle.files if bundle else (),
-            "response": bundle.first("response") if bundle else None,
+            "response": response,
+            # The page shows the start; the whole response is its own published file.
+            "response_excerpt": text[:RESPONSE_EXCERPT] + ("…" if len(text) > RESPONSE_EXCERPT else ""),
+            "response_shortened": text[:RESPONSE_EXCERPT] != whole,
             "svg": svg, "render": run.renders.get(svg.sha256) if svg else None,
             "request": vr.requests.get(call.request_hex),
             "request_redacted": is_redacted(vr, call.request_hex),
-            "page": call_page(contract.id, call.call_id),
+            "page": call_page(contract.id, call.service, call.call_id),
             "counted": call.phase == "formal" and call.attempt == 1,
         })
     services = []

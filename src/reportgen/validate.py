@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -77,6 +78,17 @@ class Call:
 
 
 @dataclass(frozen=True)
+class RunFiles:
+    """Every regular file of a run folder, read once: the source digest, the artifact
+    path checks and the artifacts themselves all come from here. Symbolic links are
+    listed, never followed (their targets are checked the slow way)."""
+
+    data: Mapping[str, bytes]  # path relative to the run folder -> bytes, in sorted-Path order
+    dirs: frozenset[str]
+    links: tuple[str, ...]  # sorted
+
+
+@dataclass(frozen=True)
 class ValidatedRun:
     contract: RunContract
     folder: Path
@@ -86,6 +98,7 @@ class ValidatedRun:
     requests: Mapping[str, bytes]  # request hex -> the file's bytes as published
     log_bytes: bytes = b""  # the call log as published (redacted when --redact replaced a credential)
     redactions: tuple[Mapping[str, object], ...] = ()  # what --redact replaced, file by file
+    files: RunFiles | None = None  # the run folder as read
 
 
 @dataclass(frozen=True)
@@ -148,22 +161,23 @@ def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifact
     contract = load_contract(folder, rel_folder, problems)
     logs = find_log(folder)
     if not logs:
-        problems.add(rel_folder, 0, "", "no call log: expected calls.csv or calls.jsonl")
+        problems.add(rel_folder, 0, "", "no call log: expected calls.csv, calls.jsonl or calls.parquet")
         return None
     if len(logs) > 1:
-        problems.add(rel_folder, 0, "", "more than one call log; keep exactly one of calls.csv, calls.jsonl")
+        problems.add(rel_folder, 0, "", "more than one call log; keep exactly one of calls.csv, calls.jsonl, calls.parquet")
         return None
     log = read_log(logs[0], f"{rel_folder}/{logs[0].name}", problems)
     if log is None or contract is None:
         return None
-    calls = _parse_calls(log, contract, folder if check_artifacts else None, problems)
+    files = read_run_files(folder)
+    calls = _parse_calls(log, contract, folder if check_artifacts else None, problems, files)
     # A published version records the hashes of request bodies it redacted; a source
     # folder never gets to declare its own exceptions.
     redacted = {} if check_artifacts else _published_redactions(folder)
     check_design(contract, calls, log.file, problems)
     requests = _check_requests(calls, folder, rel_folder, log.file, problems, redacted)
     return ValidatedRun(contract, folder, rel_folder, log, tuple(calls), requests,
-                        log_bytes=log.data)
+                        log_bytes=log.data, files=files)
 
 
 def _published_redactions(folder: Path) -> dict[str, str]:
@@ -174,12 +188,13 @@ def _published_redactions(folder: Path) -> dict[str, str]:
         return {}
 
 
-def _parse_calls(log: RawLog, contract: RunContract, folder: Path | None, problems: Collector) -> list[Call]:
+def _parse_calls(log: RawLog, contract: RunContract, folder: Path | None, problems: Collector,
+                 files: RunFiles | None = None) -> list[Call]:
     calls: list[Call] = []
     seen_ids: dict[str, int] = {}
     service_ids = {s.id for s in contract.services}
     for row in log.rows:
-        call = _parse_row(row, log.file, contract, service_ids, folder, problems)
+        call = _parse_row(row, log.file, contract, service_ids, folder, problems, files)
         if call is None:
             continue
         if call.call_id in seen_ids:
@@ -194,7 +209,7 @@ def _parse_calls(log: RawLog, contract: RunContract, folder: Path | None, proble
 
 
 def _parse_row(row: RawRow, file: str, contract: RunContract, service_ids: set[str],
-               folder: Path | None, problems: Collector) -> Call | None:
+               folder: Path | None, problems: Collector, files: RunFiles | None) -> Call | None:
     v = row.values
     ok = True
 
@@ -264,7 +279,7 @@ def _parse_row(row: RawRow, file: str, contract: RunContract, service_ids: set[s
         bad("phase", f"{phase!r} is not 'pilot' or 'formal'")
     artifact = get("artifact_path")
     if artifact and folder is not None:
-        message = artifact_problem(folder, artifact)
+        message = artifact_problem(folder, artifact, files)
         if message:
             bad("artifact_path", message)
     call_id = get("call_id") or _derived_call_id(service, run_id, started_text, rhash, block_id, attempt)
@@ -299,13 +314,18 @@ def _derived_call_id(service: str, run_id: str, started: str, rhash: str, block:
     return f"{service}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
-def artifact_problem(folder: Path, rel: str) -> str | None:
-    """Why ``rel`` is not a safe, existing artifact path inside ``folder`` (None if it is)."""
+def artifact_problem(folder: Path, rel: str, files: RunFiles | None = None) -> str | None:
+    """Why ``rel`` is not a safe, existing artifact path inside ``folder`` (None if it is).
+
+    A path ``files`` lists as a regular file or folder was reached without a symbolic
+    link, so it is inside the folder: no need to resolve it."""
     path = Path(rel)
     if path.is_absolute() or rel.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", rel):
         return f"{rel!r} is absolute; artifact paths are relative to the experiment folder"
     if ".." in path.parts or "\\" in rel:
         return f"{rel!r} leaves the experiment folder"
+    if files is not None and ("/".join(path.parts) in files.data or "/".join(path.parts) in files.dirs):
+        return None
     target = folder / path
     try:
         resolved = target.resolve(strict=True)
@@ -316,6 +336,54 @@ def artifact_problem(folder: Path, rel: str) -> str | None:
     if not (resolved.is_file() or resolved.is_dir()):
         return f"{rel!r} is neither a regular file nor a folder (a pipe or device is never read)"
     return None
+
+
+def read_run_files(folder: Path) -> RunFiles:
+    """Read every regular file below ``folder`` once (plain strings: a Path object per
+    file costs more than reading a small file)."""
+    found: list[tuple[tuple[str, ...], str]] = []
+    dirs: list[str] = []
+    links: list[str] = []
+
+    def walk(directory: str, prefix: tuple[str, ...]) -> None:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                parts = (*prefix, entry.name)
+                if entry.is_symlink():
+                    links.append("/".join(parts))
+                elif entry.is_dir(follow_symlinks=False):
+                    dirs.append("/".join(parts))
+                    walk(entry.path, parts)
+                elif entry.is_file(follow_symlinks=False):
+                    found.append((parts, entry.path))
+
+    walk(str(folder), ())
+    found.sort(key=lambda item: item[0])
+    data = {}
+    for parts, path in found:
+        with open(path, "rb") as handle:
+            data["/".join(parts)] = handle.read()
+    return RunFiles(data, frozenset(dirs), tuple(sorted(links)))
+
+
+def plain_files(folder: Path) -> list[tuple[str, str]]:
+    """(path relative to ``folder``, path) of every regular file below it, in the order
+    of sorted Paths; symbolic links are neither listed nor followed."""
+    found: list[tuple[tuple[str, ...], str]] = []
+
+    def walk(directory: str, prefix: tuple[str, ...]) -> None:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    walk(entry.path, (*prefix, entry.name))
+                elif entry.is_file(follow_symlinks=False):
+                    found.append(((*prefix, entry.name), entry.path))
+
+    walk(str(folder), ())
+    found.sort(key=lambda item: item[0])
+    return [("/".join(parts), path) for parts, path in found]
 
 
 def _check_requests(calls: list[Call], folder: Path, rel_folder: str, log_file: str,
@@ -359,11 +427,12 @@ def _digest(source: Path, config: SiteConfig, runs: list[ValidatedRun]) -> str:
     pages = source / "pages"
     if pages.is_dir():
         files += sorted(pages.glob("*.md"))
-    for run in runs:
-        files += sorted(p for p in run.folder.rglob("*") if p.is_file() and not p.is_symlink())
     digest = hashlib.sha256()
     for path in files:
         rel = path.relative_to(source).as_posix()
         digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for run in runs:
+        listed = run.files if run.files is not None else read_run_files(run.folder)
+        for rel, data in listed.data.items():
+            digest.update(f"{run.rel_folder}/{rel}".encode() + b"\0" + hashlib.sha256(data).digest())
     return "sha256:" + digest.hexdigest()
-

@@ -12,10 +12,13 @@ import hashlib
 import json
 import os
 import shutil
+import signal
+import sys
 import tempfile
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping, Sequence
 
 import jinja2
 
@@ -42,9 +45,13 @@ class VersionEntry:
 
 
 def manifest_bytes(version: str, files: Mapping[str, bytes]) -> bytes:
+    return manifest_from_hashes(version, {path: hashlib.sha256(data).hexdigest() for path, data in files.items()})
+
+
+def manifest_from_hashes(version: str, hashes: Mapping[str, str]) -> bytes:
     body = {
         "schema": MANIFEST_SCHEMA, "version": version,
-        "files": {path: "sha256:" + hashlib.sha256(files[path]).hexdigest() for path in sorted(files)},
+        "files": {path: "sha256:" + hashes[path] for path in sorted(hashes)},
     }
     return (json.dumps(body, indent=1) + "\n").encode("utf-8")
 
@@ -68,40 +75,190 @@ def check_publishable(out: Path, version: str, digest: str, force: bool) -> None
                 "immutable: choose a new label with --version, or replace it with --force.")
 
 
-def write_version(out: Path, version: str, files: Mapping[str, bytes]) -> Path:
-    """Write every file plus manifest.json into out/<version>/, atomically."""
-    out.mkdir(parents=True, exist_ok=True)
-    # Leftovers of a build that was killed: never part of the site, safe to remove.
-    for stale in out.glob(f".{version}.building-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{version}.building-", dir=out))
-    try:
-        for rel in sorted(files):
-            _write_file(tmp, rel, files[rel])
-        _write_file(tmp, "manifest.json", manifest_bytes(version, files))
-        final = out / version
+class VersionWriter:
+    """out/<version>/, written file by file as the build makes them, atomically.
+
+    Files go into a temporary folder beside the final place as they come (nothing is
+    held in memory but their hashes); ``commit`` adds manifest.json and renames the
+    folder into place. Leaving the ``with`` block without committing (an error, an
+    interrupt) removes the temporary folder, so no half-written version is ever seen."""
+
+    def __init__(self, out: Path, version: str) -> None:
+        self.out = out
+        self.version = version
+        self.hashes: dict[str, str] = {}
+        self.tmp: Path | None = None
+        self.parent: int | None = None  # in a forked helper: the build's process id
+
+    def __enter__(self) -> "VersionWriter":
+        self.out.mkdir(parents=True, exist_ok=True)
+        # Leftovers of a build that was killed: never part of the site, safe to remove.
+        for stale in self.out.glob(f".{self.version}.building-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.version}.building-", dir=self.out))
+        return self
+
+    def add(self, rel: str, data: bytes) -> None:
+        assert self.tmp is not None, "add() outside the with block"
+        if self.parent is not None and os.getppid() != self.parent:
+            os._exit(1)  # a helper whose build was killed: write nothing more
+        digest = hashlib.sha256(data).hexdigest()
+        if self.hashes.get(rel) == digest:
+            return  # the same content-addressed file from another run
+        _write_file(self.tmp, rel, data)
+        self.hashes[rel] = digest
+
+    def run_tasks(self, tasks: Sequence[Callable[[], None]]) -> None:
+        """Run jobs that ``add`` files, shared with forked copies of this process on
+        every core: pages are CPU-bound and independent. Each process writes its own
+        share into the temporary folder; a helper sends back only the hashes."""
+        n = min(os.cpu_count() or 1, len(tasks))
+        if n < 2 or not hasattr(os, "fork"):
+            for task in tasks:
+                task()
+            return
+        helpers: list[tuple[int, int]] = []
+        try:
+            for k in range(1, n):
+                helpers.append(self._fork_helper(tasks[k::n]))
+            for task in tasks[0::n]:
+                task()
+            for pid, fd in helpers:
+                with os.fdopen(fd, "rb") as pipe:
+                    body = pipe.read()
+                _, status = os.waitpid(pid, 0)
+                if status != 0 or not body:
+                    raise PublishError("a page-writing process failed; nothing was published")
+                self.hashes.update(json.loads(body))
+            helpers = []
+        finally:
+            for pid, fd in helpers:  # this process failed first: stop the helpers
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    os.close(fd)
+                except OSError:
+                    pass
+
+    def _fork_helper(self, share: Sequence[Callable[[], None]]) -> tuple[int, int]:
+        read, write = os.pipe()
+        parent = os.getpid()
+        pid = os.fork()
+        if pid:
+            os.close(write)
+            return pid, read
+        os.close(read)  # the helper: from here on, never return into the caller
+        code = 1
+        try:
+            self.parent, self.hashes = parent, {}
+            for task in share:
+                task()
+            with os.fdopen(write, "wb") as pipe:
+                pipe.write(json.dumps(self.hashes).encode("utf-8"))
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+    def link(self, rel: str, source: Path, digest: str) -> None:
+        """Put an existing file, whose sha256 is known, into the version unchanged: a
+        hard link (versions are immutable), or a copy where links are not possible."""
+        assert self.tmp is not None, "link() outside the with block"
+        path = self.tmp / rel
+        if ".." in Path(rel).parts or Path(rel).is_absolute():
+            raise PublishError(f"refusing to write {rel!r}: it leaves the site folder")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(source, path)
+        except OSError:
+            shutil.copy2(source, path)
+        self.hashes[rel] = digest
+
+    def commit(self) -> Path:
+        assert self.tmp is not None, "commit() outside the with block"
+        _write_file(self.tmp, "manifest.json", manifest_from_hashes(self.version, self.hashes))
+        final = self.out / self.version
         if final.exists():
             # Two renames: the old version stays whole until the new one is complete.
-            old = Path(tempfile.mkdtemp(prefix=f".{version}.replaced-", dir=out))
+            old = Path(tempfile.mkdtemp(prefix=f".{self.version}.replaced-", dir=self.out))
             old.rmdir()
             final.rename(old)
-            tmp.rename(final)
+            self.tmp.rename(final)
             shutil.rmtree(old, ignore_errors=True)
         else:
-            tmp.rename(final)
+            self.tmp.rename(final)
+        self.tmp = None
         return final
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+    def __exit__(self, *exc) -> None:
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+
+def write_version(out: Path, version: str, files: Mapping[str, bytes]) -> Path:
+    """Write every file plus manifest.json into out/<version>/, atomically."""
+    with VersionWriter(out, version) as writer:
+        for rel in sorted(files):
+            writer.add(rel, files[rel])
+        return writer.commit()
+
+
+REUSE_SCHEMA = "reportgen.reuse/1"
+
+
+def reuse_record(cache: Path, out: Path, version: str) -> Path:
+    """Where the build remembers what it wrote to out/<version>/ (in the cache folder,
+    never in the site)."""
+    key = hashlib.sha256(f"{out.resolve()}\x1f{version}".encode()).hexdigest()
+    return cache / "versions" / f"{key}.json"
+
+
+def save_reuse_record(record: Path, fingerprint: str, folder: Path, hashes: Mapping[str, str]) -> None:
+    """Each file's sha256, size and modification time, under the fingerprint of every
+    input of the build that wrote them."""
+    files = {}
+    for rel in sorted(hashes):
+        st = os.stat(os.path.join(folder, rel))
+        files[rel] = [hashes[rel], st.st_size, st.st_mtime_ns]
+    record.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_text(record, json.dumps({"schema": REUSE_SCHEMA, "fingerprint": fingerprint, "files": files},
+                                    separators=(",", ":")).encode("utf-8"))
+
+
+def reusable_files(record: Path, fingerprint: str, folder: Path) -> dict[str, str] | None:
+    """The files of ``folder`` with their sha256, when the build that wrote them had the
+    same fingerprint and not one of them has changed since (size and modification time
+    as recorded); else None, and the version is rendered again."""
+    try:
+        body = json.loads(record.read_text("utf-8"))
+        if body.get("schema") != REUSE_SCHEMA or body.get("fingerprint") != fingerprint:
+            return None
+        files = body["files"]
+        for rel, (digest, size, mtime_ns) in files.items():
+            st = os.stat(os.path.join(folder, rel))
+            if st.st_size != size or st.st_mtime_ns != mtime_ns:
+                return None
+        return {rel: digest for rel, (digest, _, _) in files.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def _write_file(root: Path, rel: str, data: bytes) -> None:
-    path = root / rel
     # Paths come from our own renderer, but a name is never allowed to climb out.
-    if ".." in Path(rel).parts or Path(rel).is_absolute():
+    # (Plain strings: pathlib's parsing costs more than writing a small page.)
+    if rel.startswith(("/", "\\")) or ".." in rel.replace("\\", "/").split("/"):
         raise PublishError(f"refusing to write {rel!r}: it leaves the site folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    path = os.path.join(root, rel)
+    try:
+        handle = open(path, "wb")
+    except FileNotFoundError:  # the first file of its folder: one mkdir, not one per file
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        handle = open(path, "wb")
+    with handle:
+        handle.write(data)
 
 
 def _atomic_text(path: Path, data: bytes) -> None:

@@ -27,7 +27,7 @@ from urllib.request import urlopen
 # picture, a timeout (no artifact), a returned model that differs, two calls whose SVG could
 # not be rendered, and the first call of every other experiment. Evidence pages: the longest
 # and the shortest of each experiment.
-SAMPLE_CALLS = [f"v1/calls/pelican-ab/{call}.html"
+SAMPLE_CALLS = [f"v1/calls/pelican-ab/{call[0]}/{call}.html"
                 for call in ("A-01", "A-09", "B-03", "B-05", "B-09", "B-18")]
 SAMPLED_FOLDERS = ("v1/calls", "v1/evidence")
 
@@ -54,9 +54,9 @@ MAIN_PAGES = {
     "repeated": "v1/experiments/prompt-repeated/index.html",
     "longitudinal": "v1/experiments/relay-weekly/index.html",
     "evidence": "v1/evidence/pelican-ab/*.html",
-    "call": "v1/calls/pelican-ab/A-01.html",
-    "call-render-failed": "v1/calls/pelican-ab/B-09.html",
-    "call-timeout": "v1/calls/pelican-ab/B-03.html",
+    "call": "v1/calls/pelican-ab/A/A-01.html",
+    "call-render-failed": "v1/calls/pelican-ab/B/B-09.html",
+    "call-timeout": "v1/calls/pelican-ab/B/B-03.html",
     "claims": "v1/claims.html",
     "narrative": "v1/pages/pelican.html",
     "not-found": "404.html",
@@ -96,7 +96,7 @@ def pages_to_open(site_root: Path) -> list[str]:
     chosen += [resolve_page(site_root, p) for p in SAMPLE_CALLS]
     for run in sorted((site_root / "v1" / "calls").glob("*/")):
         if not any(p.startswith(rel(run) + "/") for p in chosen):
-            chosen += [rel(p) for p in sorted(run.glob("*.html"))[:1]]
+            chosen += [rel(p) for p in sorted(run.glob("*/*.html"))[:1]]
     for run in sorted((site_root / "v1" / "evidence").glob("*/")):
         by_size = sorted(run.glob("*.html"), key=lambda p: (p.stat().st_size, p.name))
         chosen += [rel(p) for p in dict.fromkeys(by_size[-1:] + by_size[:1])]

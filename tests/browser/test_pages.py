@@ -66,7 +66,7 @@ def test_a_reader_follows_a_claim_to_its_call_png_and_request(context, base_url)
         call_id = re.search(r"([^/]+)\.html$", call_link.get_attribute("href")).group(1)
         assert re.fullmatch(r"[AB]-\d\d", call_id), call_id
         call_link.click()
-        page.wait_for_url(re.compile(re.escape(f"v1/calls/pelican-ab/{call_id}.html") + "$"))
+        page.wait_for_url(re.compile(re.escape(f"v1/calls/pelican-ab/{call_id[0]}/{call_id}.html") + "$"))
         assert page.locator("h1").inner_text() == f"Call {call_id}"
 
         png = page.locator('.drawing img[src$=".png"]').first

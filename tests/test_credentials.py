@@ -1,0 +1,48 @@
+"""The credential scan's quick pre-check never hides a credential the full scan finds."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reportgen.credentials import PATTERNS, Credential, scan_files, scan_text
+
+SECRETS = [
+    "sk-ant-api03-" + "a" * 40, "sk-proj-" + "b" * 40, "AKIA" + "ABCDEFGHIJKLMNOP", "AIza" + "c" * 35,
+    "ghp_" + "d" * 36, "github_pat_" + "e" * 40, "hf_" + "f" * 30, "xoxb-" + "1" * 12,
+    "Authorization: Bearer " + "g" * 30, "BEARER " + "h" * 20, '"AUTHORIZATION": "token ' + "i" * 12 + '"',
+    '"X-Api-Key": "' + "j" * 24 + '"', "API_KEY=" + "k" * 16, "-----BEGIN RSA PRIVATE KEY-----",
+    # Letters that case-insensitive patterns match but str.lower() keeps apart from ASCII.
+    "AUTHOR\u0131ZATION: " + "l" * 12, "author\u0130zation=" + "p" * 12, "\u0130NVALID ap\u0131_key: " + "m" * 14, "BEARER " + "n" * 16,
+    "api_\u212aey=" + "o" * 14,
+]
+
+
+def line_by_line(text: str, file: str) -> list[Credential]:
+    """The scan without the pre-check: every pattern on every line."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        kind = next((k for k, p in PATTERNS if p.search(line)), None)
+        if kind:
+            found.append(Credential(file, number, kind))
+    return found
+
+
+def test_each_known_format_is_found():
+    for secret in SECRETS:
+        text = f"<svg>\n<text>{secret}</text>\n</svg>\n"
+        assert list(scan_text(text, "f")) == line_by_line(text, "f") != [], secret
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(SECRETS), st.text(max_size=40)), max_size=8),
+       st.sampled_from([str, str.upper, str.lower, str.title]))
+def test_pre_check_agrees_with_the_full_scan(parts, case):
+    text = case(" ".join(parts))
+    assert list(scan_text(text, "f")) == line_by_line(text, "f")
+
+
+def test_the_same_content_in_two_files_is_reported_in_both():
+    secret = b"ok\nghp_" + b"d" * 36 + b"\n"
+    assert scan_files([("a.txt", secret), ("b.txt", bytes(secret)), ("c.txt", b"clean")]) == [
+        Credential("a.txt", 2, "GitHub token"), Credential("b.txt", 2, "GitHub token")]
