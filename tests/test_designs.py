@@ -418,3 +418,30 @@ def built(run_cli, source, out):
     assert result.exit_code == 0, result.output
     assert broken_links(out / "v1") == []
     assert "nan" not in (out / "v1" / "experiments" / "mini" / "index.html").read_text("utf-8").lower()
+
+
+def test_a_retry_follows_the_failure_before_it_never_a_pass(make_source):
+    contract = CONTRACT.replace("concurrency = 1", 'concurrency = 1\nretry = "up to 1 retry"')
+    rows = default_rows()
+    retry = dict(next(r for r in rows if r["call_id"] == "Y-2"), call_id="Y-2b", attempt="2", status="ok",
+                 qualified="true", finish_reason="stop", latency_ms="900", artifact_path="",
+                 started_at="2026-10-01T09:02:59+00:00")
+    after_pass = dict(next(r for r in rows if r["call_id"] == "X-1"), call_id="X-1b", attempt="2",
+                      artifact_path="", started_at="2026-10-01T09:01:20+00:00")
+    for row in rows:
+        row["attempt"] = "1"
+    analysis, claims = analysed(make_source(rows + [retry, after_pass], contract=contract))
+    retries = analysis.retries
+    assert retries.budget == 2 and retries.unlinked == ("X-1b",)
+    within = claims["mini.Y.pass_within_2_attempts"]
+    # Y: Y-1 passed at once, Y-2 timed out and passed on retry: 2 of 4 planned.
+    assert (within.numerator, within.denominator) == (2, 4)
+    assert claims["mini.Y.first_pass_rate"].numerator == 1  # the headline never counts the retry
+    assert claims["mini.X.pass_within_2_attempts"].numerator == 3
+
+
+def test_unregistered_blocks_are_in_natural_order(make_source):
+    contract = CONTRACT.replace('blocks = ["1", "2"]\n', "")
+    rows = [dict(r, block_id="10" if r["block_id"] == "2" else "2") for r in default_rows()]
+    analysis, _ = analysed(make_source(rows, contract=contract))
+    assert [b.block for b in analysis.blocks] == ["2", "10"]

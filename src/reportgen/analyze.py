@@ -24,7 +24,7 @@ from .config import PAIRED_DESIGNS
 from .design_checks import counted_first
 from .outcomes import TECHNICAL_FAILURES
 from .longitudinal import ChangeResult, window_changes
-from .paired_analysis import PairedComparison, PairRow, pair_rows, paired_comparison
+from .paired_analysis import PairedComparison, PairRow, natural_key, pair_rows, paired_comparison
 from .retries import RetryAnalysis, retry_analysis
 from .stats import Estimate, TestResult, Verdict
 from .validate import Call, ValidatedRun
@@ -139,7 +139,7 @@ def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
         ranks = rank_services(overall, contract.confidence_level, contract.bootstrap_resamples,
                               contract.bootstrap_seed)
     blocks = []
-    for block in contract.blocks or sorted({c.block_id for c in first}):
+    for block in contract.blocks or sorted({c.block_id for c in first}, key=natural_key):
         in_block = [c for c in first if c.block_id == block]
         planned, notes = _planned_per_block(run, in_block)
         blocks.append(_analyze_group(run, in_block, block, planned, notes,

@@ -29,7 +29,7 @@ def retry_analysis(run: ValidatedRun, formal: list[Call], planned: dict[str, int
     """Passes within K attempts per planned call, K the same for every service: the
     contract's retry rule, else the most attempts logged. A later attempt follows the
     latest earlier attempt of the same service, block, request, pair, task and
-    repetition that it can continue (attempt n follows attempt n - 1)."""
+    repetition that it can continue (attempt n follows an attempt n - 1 that did not pass)."""
     if not any(c.attempt > 1 for c in formal):
         return None
     contract = run.contract
@@ -45,7 +45,8 @@ def retry_analysis(run: ValidatedRun, formal: list[Call], planned: dict[str, int
             chains.append(chain)
             open_chains.setdefault(key, []).append(chain)
             continue
-        waiting = [ch for ch in open_chains.get(key, []) if ch[-1].attempt == call.attempt - 1]
+        # A retry follows a call that did not pass (a pass ends its chain).
+        waiting = [ch for ch in open_chains.get(key, []) if ch[-1].attempt == call.attempt - 1 and not ch[-1].passed]
         if waiting:
             waiting[-1].append(call)
         else:
