@@ -213,11 +213,10 @@ def _paired_claims(p: PairedComparison, analysis: ExperimentAnalysis, prefix: st
             estimate=r.estimate, numerator=r.n, low=r.low, high=r.high, confidence_level=r.confidence_level,
             method=r.method, unit=unit, assumptions=("WRONG for this design: treats repetitions as independent tasks",),
             warnings=r.warnings, evidence=p.evidence))
-    decided = p.bootstrap if p.decided_on == "bootstrap" and p.bootstrap is not None else d
     out.append(_verdict_claim(
         f"{key}.verdict", run_id, f"Pre-registered decision for {p.candidate} against {p.baseline} "
         f"({'cluster bootstrap' if p.decided_on == 'bootstrap' else 'paired t'} interval)",
-        p.verdict, decided, unit, p.evidence))
+        p.verdict, p.decided, unit, p.evidence))
     return out
 
 

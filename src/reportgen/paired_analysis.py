@@ -28,7 +28,7 @@ import numpy as np
 
 from . import stats
 from .config import RunContract
-from .stats import BootstrapEstimate, PairedBinaryResult, PairedEstimate, Verdict
+from .stats import BootstrapEstimate, Estimate, PairedBinaryResult, PairedEstimate, Verdict
 from .validate import Call
 
 
@@ -71,9 +71,9 @@ class PairedComparison:
     evidence: tuple[str, ...]
 
     @property
-    def decision_interval(self) -> tuple[float, float]:
-        chosen = self.bootstrap if self.decided_on == "bootstrap" and self.bootstrap else self.difference
-        return chosen.low, chosen.high
+    def decided(self) -> Estimate:
+        """The interval the verdict reads."""
+        return self.bootstrap if self.decided_on == "bootstrap" and self.bootstrap is not None else self.difference
 
 
 def failure_rule(contract: RunContract) -> str:
@@ -151,7 +151,7 @@ def task_rows(contract: RunContract, calls: Sequence[Call], baseline: str,
             ids[service] = tuple(c.call_id for c in reps.values())
             if not reps:
                 notes.append(f"{service}: no repetitions logged")
-        for rep in sorted(set(values[baseline]) & set(values[candidate]), key=_rep_order):
+        for rep in sorted(set(values[baseline]) & set(values[candidate]), key=natural_key):
             matched.append((task, values[candidate][rep], values[baseline][rep]))
         first = next(iter(next(iter(sides.values())).values()))
         rows.append(PairRow(
@@ -159,10 +159,6 @@ def task_rows(contract: RunContract, calls: Sequence[Call], baseline: str,
             baseline_calls=ids[baseline], candidate_calls=ids[candidate], block=first.block_id,
             slice=first.column("slice"), cluster=first.column("cluster_id"), notes=tuple(notes)))
     return tuple(rows), matched
-
-
-def _rep_order(rep: str) -> tuple[int, str]:
-    return (int(rep), rep) if rep.isdigit() else (1 << 30, rep)
 
 
 def natural_key(text: str) -> tuple:
