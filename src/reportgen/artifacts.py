@@ -334,7 +334,15 @@ class _RenderTimeout(Exception):
     pass
 
 
+_ALARM = {"fired": False}
+# After the budget, the alarm repeats at this interval: a timeout raised while CairoSVG is
+# inside a callback from C can be swallowed there ("exception ignored"), so one alarm is
+# not enough to stop the render.
+ALARM_REPEAT_S = 0.05
+
+
 def _on_alarm(signum, frame):  # pragma: no cover - runs in a worker
+    _ALARM["fired"] = True
     raise _RenderTimeout
 
 
@@ -405,14 +413,21 @@ def render_one(data: bytes, settings: RenderSettings) -> Render:
     can_alarm = hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGALRM, _on_alarm) if can_alarm else None
     try:
-        if previous is not None:
-            signal.setitimer(signal.ITIMER_REAL, settings.seconds)
-        png = PNGSurface.convert(
-            bytestring=data, url_fetcher=fetcher, unsafe=False,
-            parent_width=width, parent_height=height,
-            output_width=settings.width, output_height=max(1, out_height),
-            background_color="white",
-        )
+        try:
+            if previous is not None:
+                _ALARM["fired"] = False
+                signal.setitimer(signal.ITIMER_REAL, settings.seconds, ALARM_REPEAT_S)
+            png = PNGSurface.convert(
+                bytestring=data, url_fetcher=fetcher, unsafe=False,
+                parent_width=width, parent_height=height,
+                output_width=settings.width, output_height=max(1, out_height),
+                background_color="white",
+            )
+        finally:
+            if previous is not None:  # disarm before anything else runs
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        if previous is not None and _ALARM["fired"]:  # the budget ran out, whatever caught the alarm
+            raise _RenderTimeout
     except _RenderTimeout:
         return _failed(svg_sha, f"not rendered: the renderer did not finish in {settings.seconds:g} s", notes)
     except RecursionError:
@@ -423,7 +438,6 @@ def render_one(data: bytes, settings: RenderSettings) -> Render:
         return _failed(svg_sha, f"not rendered: {type(exc).__name__}: {str(exc)[:200]}", notes)
     finally:
         if previous is not None:
-            signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
     if fetcher.refused:
         shown = ", ".join(dict.fromkeys(fetcher.refused))
