@@ -102,8 +102,8 @@ def test_render_cache_is_used_and_invalidated(make_source, run_cli, tmp_path, re
     source = make_source()
     out = tmp_path / "site"
     assert "7 rendered, 0 reused" in run_cli("build", source, "--out", out, "-q").output
-    # The same drawings again: nothing is rendered.
-    assert "0 rendered, 7 reused" in run_cli("build", source, "--out", out, "--force", "-q").output
+    # The same drawings again (into another version): nothing is rendered.
+    assert "0 rendered, 7 reused" in run_cli("build", source, "--out", out, "--version", "v2", "-q").output
     # One SVG changed: exactly that one is rendered.
     svg = source / "experiments/mini/artifacts/X-1/image.svg"
     svg.write_text(svg.read_text().replace('r="9"', 'r="7"'))

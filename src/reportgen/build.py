@@ -4,33 +4,32 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-import hashlib
 import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from importlib import metadata, resources
 from pathlib import Path
 from typing import Callable
 
-from . import __version__
 from .analyze import analyze_run
-from .artifacts import (RENDER_CODE_VERSION, CallArtifacts, Render, RenderCache, RenderSettings, artifact_hashes,
-                        collect_artifacts, render_cached, render_settings)
+from .artifacts import (CallArtifacts, Render, RenderCache, RenderSettings, artifact_hashes, collect_artifacts,
+                        render_cached, render_settings)
 from .audit import Finding, audit_run
 from .calllog import searchable_text
 from .charts import build_charts
 from .claims import build_claims
+from .config import SiteConfig
 from .content import load_pages, render_pages
 from .credentials import scan_files
 from .diff import diff_versions
 from .errors import AuditError, InputError, Problem
+from .rebuild import Remembered, inputs_key, record_path, render_entries, save_record, up_to_date
 from .redaction import redact_run
 from .render import Report, RunReport, render_version, theme_environment
-from .validate import ValidatedRun, ValidatedSource, load_source, plain_files
-from .write import (VersionEntry, VersionWriter, check_publishable, reusable_files, reuse_record, save_reuse_record,
-                    write_diff_page, write_site_index)
+from .validate import SourceSnapshot, ValidatedRun, ValidatedSource, load_source, read_source
+from .write import (VersionEntry, VersionWriter, check_publishable, remove_leftovers, write_diff_page,
+                    write_site_index)
 
 class Progress:
     """Stage messages, and a bar for the long steps when a person is watching a terminal.
@@ -74,6 +73,7 @@ class BuildSummary:
     n_claims: int
     n_warnings: int
     seconds: float
+    up_to_date: bool = False  # built before from the same inputs: nothing was written
 
 
 def audit_source(validated: ValidatedSource,
@@ -151,7 +151,13 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
                 redact: bool, cache: Path | None) -> BuildSummary:
     started = time.perf_counter()
     progress.stage(f"reading {source}")
-    validated = load_source(source)
+    snapshot = read_source(source)
+    if snapshot is not None and cache is not None:
+        unchanged = _unchanged(snapshot, source, out, version or snapshot.config.version, redact, cache, progress)
+        if unchanged is not None:
+            return dataclasses.replace(unchanged, seconds=time.perf_counter() - started)
+    validated = load_source(source, snapshot=snapshot)
+    del snapshot
     gc.freeze()
     pages = load_pages(source)
     if version:
@@ -175,38 +181,54 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
     progress.stage(f"rendered {render_cache.misses} distinct SVGs, reused {render_cache.hits}")
     # Unknown claim ids in the narrative fail here, before anything is written.
     report = dataclasses.replace(report, pages=render_pages(pages, {c.id: c for c in report.claims}))
-    n_pages = _count_pages(report)
-    fingerprint = build_fingerprint(report, redact)
-    record = reuse_record(cache, out, label) if cache is not None else None
-    reusable = reusable_files(record, fingerprint, out / label) if record is not None else None
     with VersionWriter(out, label) as writer:
-        if reusable is not None:
-            # Same inputs, same reportgen, same theme: the same files, byte for byte.
-            progress.stage(f"reusing the {len(reusable)} unchanged files of {out / label}")
-            for rel, digest in reusable.items():
-                writer.link(rel, out / label / rel, digest)
-        else:
-            with progress.bar("pages", n_pages) as bar:
-                render_version(report, writer.add, tick=lambda: bar.update(1), run_tasks=writer.run_tasks)
-        n_written = sum(1 for p in writer.hashes if p.endswith(".html"))
-        hashes = dict(writer.hashes)
+        with progress.bar("pages", _count_pages(report)) as bar:
+            render_version(report, writer.add, tick=lambda: bar.update(1), run_tasks=writer.run_tasks)
         folder = writer.commit()
-    if record is not None:
-        save_reuse_record(record, fingerprint, folder, hashes)
-    env = theme_environment(validated.root, validated.config.theme)
-    write_site_index(out, VersionEntry(label, validated.config.title, report.built_at, validated.digest),
-                     env, validated.config.base_url)
-    _write_previous_diff(out, validated.config.previous, folder, env, progress)
+        hashes = dict(writer.hashes)
     renders = [r for run in report.runs for r in run.renders.values()]
-    return BuildSummary(
-        version=label, folder=folder, n_calls=sum(len(r.analysis.run.calls) for r in report.runs),
-        n_pages=n_written,
+    remembered = Remembered(
+        n_calls=sum(len(r.analysis.run.calls) for r in report.runs),
+        n_pages=sum(1 for p in hashes if p.endswith(".html")),
         n_drawings=sum(1 for run in report.runs for b in run.artifacts.values() if b.first("svg")),
-        n_renders=len(renders),
-        n_render_failures=sum(1 for r in renders if r.png is None), n_renders_reused=render_cache.hits,
+        n_renders=len(renders), n_render_failures=sum(1 for r in renders if r.png is None),
         n_claims=len(report.claims), n_warnings=sum(len(r.findings) for r in report.runs),
-        seconds=time.perf_counter() - started,
-    )
+        built_at=report.built_at)
+    if cache is not None:
+        key = inputs_key(validated.root, validated.config.theme, label, validated.digest, redact)
+        save_record(record_path(cache, out, label), key, render_entries(report.runs), remembered, folder, hashes)
+    _write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
+                      progress)
+    return _summary(remembered, label, folder, render_cache.hits, time.perf_counter() - started)
+
+
+def _unchanged(snapshot: SourceSnapshot, source: Path, out: Path, label: str, redact: bool, cache: Path,
+               progress: Progress) -> BuildSummary | None:
+    """The summary of the earlier build of these very inputs, when its version is still
+    as it wrote it; the site's index files are written again (other versions may have
+    come since)."""
+    config = snapshot.config
+    key = inputs_key(source, config.theme, label, snapshot.digest, redact)
+    remembered = up_to_date(record_path(cache, out, label), key, cache, out / label)
+    if remembered is None:
+        return None
+    progress.stage(f"{out / label} was built from these same inputs and is unchanged: nothing to write")
+    remove_leftovers(out, label)
+    _write_site_files(out, source, config, label, snapshot.digest, remembered.built_at, out / label, progress)
+    return dataclasses.replace(_summary(remembered, label, out / label, remembered.n_renders, 0.0), up_to_date=True)
+
+
+def _summary(remembered: Remembered, label: str, folder: Path, reused: int, seconds: float) -> BuildSummary:
+    fields = {k: v for k, v in remembered.__dict__.items() if k != "built_at"}
+    return BuildSummary(version=label, folder=folder, n_renders_reused=reused, seconds=seconds, **fields)
+
+
+def _write_site_files(out: Path, root: Path, config: SiteConfig, label: str, digest: str, built_at: str,
+                      folder: Path, progress: Progress) -> None:
+    """The files beside the versions: versions.json, index.html, 404.html, the changes page."""
+    env = theme_environment(root, config.theme)
+    write_site_index(out, VersionEntry(label, config.title, built_at, digest), env, config.base_url)
+    _write_previous_diff(out, config.previous, folder, env, progress)
 
 
 def _write_previous_diff(out: Path, previous: str | None, folder: Path, env, progress: Progress) -> None:
@@ -271,44 +293,6 @@ def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Pr
         settings, drawn = renders.result(run)
         runs.append(RunReport(analysis, claims, item.artifacts, drawn, settings, item.findings, charts))
     return Report(validated, tuple(runs), built_at(validated))
-
-
-# Packages whose output ends up in a version's files.
-_OUTPUT_PACKAGES = ("jinja2", "markupsafe", "markdown-it-py", "mdit-py-plugins", "numpy", "scipy", "pandas",
-                    "altair", "vl-convert-python", "cairosvg", "defusedxml")
-
-
-def build_fingerprint(report: Report, redact: bool) -> str:
-    """Everything a version's bytes depend on: the source (its digest covers every input
-    file), the label, --redact, the theme's files, the renderer settings, and the
-    versions of reportgen and of the packages that write output. Two builds with one
-    fingerprint write the same files."""
-    digest = hashlib.sha256()
-
-    def add(text: str) -> None:
-        digest.update(text.encode("utf-8") + b"\0")
-
-    config = report.source.config
-    for item in (__version__, config.version, report.source.digest, str(redact), config.theme):
-        add(item)
-    for name in _OUTPUT_PACKAGES:
-        try:
-            add(f"{name}={metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            add(f"{name}=none")
-    for run in report.runs:
-        add(f"{run.settings.describe()}|{run.settings.viewport}|{RENDER_CODE_VERSION}")
-        # A render that ran out of time may succeed another day: renders count as they came out.
-        for sha, r in sorted(run.renders.items()):
-            add(f"{sha}:{r.png_sha256}:{r.safe_svg_sha256}:{r.notes}")
-    theme_folders = [Path(str(resources.files("reportgen.themes") / "default"))]
-    if config.theme != "default":
-        theme_folders.append(report.source.root / config.theme)
-    for folder in theme_folders:
-        for rel, path in plain_files(folder) if folder.is_dir() else []:
-            with open(path, "rb") as handle:
-                add(f"{folder.name}/{rel}:{hashlib.file_digest(handle, 'sha256').hexdigest()}")
-    return digest.hexdigest()
 
 
 def _count_pages(report: Report) -> int:

@@ -119,11 +119,37 @@ def request_hash(value: object) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(value)).hexdigest()
 
 
-def load_source(source: Path, check_artifacts: bool = True) -> ValidatedSource:
+@dataclass(frozen=True)
+class SourceSnapshot:
+    """A source folder read and hashed, nothing validated yet: enough for a build to tell
+    that nothing has changed since it last ran, and read only once either way."""
+
+    config: SiteConfig
+    runs: Mapping[str, RunFiles]  # experiment name -> its files, in build order
+    digest: str
+
+
+def read_source(source: Path) -> SourceSnapshot | None:
+    """Every input file, read and hashed; None when the site configuration itself has
+    problems (``load_source`` then reports them, with every other problem)."""
+    problems = Collector()
+    if not source.is_dir():
+        return None
+    config = load_site_config(source, problems)
+    experiments_dir = source / "experiments"
+    names = _experiment_names(experiments_dir, config, problems)
+    if config is None or problems.problems:
+        return None
+    runs = {name: read_run_files(experiments_dir / name) for name in names}
+    return SourceSnapshot(config, runs, _digest(source, [(f"experiments/{n}", f) for n, f in runs.items()]))
+
+
+def load_source(source: Path, check_artifacts: bool = True, snapshot: SourceSnapshot | None = None) -> ValidatedSource:
     """Read and validate everything; raise InputError listing every problem.
 
     ``check_artifacts=False`` is for recomputing a published version from its data/
-    folder, which holds the contract, log and requests but publishes artifacts apart."""
+    folder, which holds the contract, log and requests but publishes artifacts apart.
+    ``snapshot`` is the same folder as ``read_source`` read it: its files are not read again."""
     problems = Collector()
     if not source.is_dir():
         problems.add(str(source), 0, "", "source folder not found")
@@ -133,12 +159,15 @@ def load_source(source: Path, check_artifacts: bool = True) -> ValidatedSource:
     experiments_dir = source / "experiments"
     names = _experiment_names(experiments_dir, config, problems)
     for name in names:
-        run = _load_run(experiments_dir / name, f"experiments/{name}", problems, check_artifacts)
+        files = snapshot.runs.get(name) if snapshot is not None else None
+        run = _load_run(experiments_dir / name, f"experiments/{name}", problems, check_artifacts, files)
         if run is not None:
             runs.append(run)
     problems.raise_if_any()
     assert config is not None
-    return ValidatedSource(source, config, tuple(runs), _digest(source, config, runs))
+    digest = snapshot.digest if snapshot is not None else _digest(
+        source, [(run.rel_folder, run.files or read_run_files(run.folder)) for run in runs])
+    return ValidatedSource(source, config, tuple(runs), digest)
 
 
 def _experiment_names(folder: Path, config: SiteConfig | None, problems: Collector) -> list[str]:
@@ -157,7 +186,8 @@ def _experiment_names(folder: Path, config: SiteConfig | None, problems: Collect
     return [n for n in config.experiments if n in found]
 
 
-def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifacts: bool) -> ValidatedRun | None:
+def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifacts: bool,
+              files: RunFiles | None = None) -> ValidatedRun | None:
     contract = load_contract(folder, rel_folder, problems)
     logs = find_log(folder)
     if not logs:
@@ -169,7 +199,7 @@ def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifact
     log = read_log(logs[0], f"{rel_folder}/{logs[0].name}", problems)
     if log is None or contract is None:
         return None
-    files = read_run_files(folder)
+    files = files or read_run_files(folder)
     calls = _parse_calls(log, contract, folder if check_artifacts else None, problems, files)
     # A published version records the hashes of request bodies it redacted; a source
     # folder never gets to declare its own exceptions.
@@ -421,7 +451,7 @@ def _check_requests(calls: list[Call], folder: Path, rel_folder: str, log_file: 
     return found
 
 
-def _digest(source: Path, config: SiteConfig, runs: list[ValidatedRun]) -> str:
+def _digest(source: Path, runs: list[tuple[str, RunFiles]]) -> str:
     """sha256 over the names and bytes of every file the build reads."""
     files = [source / "reportgen.toml"]
     pages = source / "pages"
@@ -431,8 +461,7 @@ def _digest(source: Path, config: SiteConfig, runs: list[ValidatedRun]) -> str:
     for path in files:
         rel = path.relative_to(source).as_posix()
         digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-    for run in runs:
-        listed = run.files if run.files is not None else read_run_files(run.folder)
+    for rel_folder, listed in runs:
         for rel, data in listed.data.items():
-            digest.update(f"{run.rel_folder}/{rel}".encode() + b"\0" + hashlib.sha256(data).digest())
+            digest.update(f"{rel_folder}/{rel}".encode() + b"\0" + hashlib.sha256(data).digest())
     return "sha256:" + digest.hexdigest()

@@ -75,6 +75,12 @@ def check_publishable(out: Path, version: str, digest: str, force: bool) -> None
                 "immutable: choose a new label with --version, or replace it with --force.")
 
 
+def remove_leftovers(out: Path, version: str) -> None:
+    """What a killed build of ``version`` left: never part of the site, safe to remove."""
+    for stale in out.glob(f".{version}.building-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
 class VersionWriter:
     """out/<version>/, written file by file as the build makes them, atomically.
 
@@ -92,9 +98,7 @@ class VersionWriter:
 
     def __enter__(self) -> "VersionWriter":
         self.out.mkdir(parents=True, exist_ok=True)
-        # Leftovers of a build that was killed: never part of the site, safe to remove.
-        for stale in self.out.glob(f".{self.version}.building-*"):
-            shutil.rmtree(stale, ignore_errors=True)
+        remove_leftovers(self.out, self.version)
         self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.version}.building-", dir=self.out))
         return self
 
@@ -162,23 +166,11 @@ class VersionWriter:
         finally:
             os._exit(code)
 
-    def link(self, rel: str, source: Path, digest: str) -> None:
-        """Put an existing file, whose sha256 is known, into the version unchanged: a
-        hard link (versions are immutable), or a copy where links are not possible."""
-        assert self.tmp is not None, "link() outside the with block"
-        path = self.tmp / rel
-        if ".." in Path(rel).parts or Path(rel).is_absolute():
-            raise PublishError(f"refusing to write {rel!r}: it leaves the site folder")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(source, path)
-        except OSError:
-            shutil.copy2(source, path)
-        self.hashes[rel] = digest
-
     def commit(self) -> Path:
         assert self.tmp is not None, "commit() outside the with block"
-        _write_file(self.tmp, "manifest.json", manifest_from_hashes(self.version, self.hashes))
+        manifest = manifest_from_hashes(self.version, self.hashes)
+        _write_file(self.tmp, "manifest.json", manifest)
+        self.hashes["manifest.json"] = hashlib.sha256(manifest).hexdigest()  # every file of the version
         final = self.out / self.version
         if final.exists():
             # Two renames: the old version stays whole until the new one is complete.
@@ -204,46 +196,6 @@ def write_version(out: Path, version: str, files: Mapping[str, bytes]) -> Path:
         for rel in sorted(files):
             writer.add(rel, files[rel])
         return writer.commit()
-
-
-REUSE_SCHEMA = "reportgen.reuse/1"
-
-
-def reuse_record(cache: Path, out: Path, version: str) -> Path:
-    """Where the build remembers what it wrote to out/<version>/ (in the cache folder,
-    never in the site)."""
-    key = hashlib.sha256(f"{out.resolve()}\x1f{version}".encode()).hexdigest()
-    return cache / "versions" / f"{key}.json"
-
-
-def save_reuse_record(record: Path, fingerprint: str, folder: Path, hashes: Mapping[str, str]) -> None:
-    """Each file's sha256, size and modification time, under the fingerprint of every
-    input of the build that wrote them."""
-    files = {}
-    for rel in sorted(hashes):
-        st = os.stat(os.path.join(folder, rel))
-        files[rel] = [hashes[rel], st.st_size, st.st_mtime_ns]
-    record.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_text(record, json.dumps({"schema": REUSE_SCHEMA, "fingerprint": fingerprint, "files": files},
-                                    separators=(",", ":")).encode("utf-8"))
-
-
-def reusable_files(record: Path, fingerprint: str, folder: Path) -> dict[str, str] | None:
-    """The files of ``folder`` with their sha256, when the build that wrote them had the
-    same fingerprint and not one of them has changed since (size and modification time
-    as recorded); else None, and the version is rendered again."""
-    try:
-        body = json.loads(record.read_text("utf-8"))
-        if body.get("schema") != REUSE_SCHEMA or body.get("fingerprint") != fingerprint:
-            return None
-        files = body["files"]
-        for rel, (digest, size, mtime_ns) in files.items():
-            st = os.stat(os.path.join(folder, rel))
-            if st.st_size != size or st.st_mtime_ns != mtime_ns:
-                return None
-        return {rel: digest for rel, (digest, _, _) in files.items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
 
 
 def _write_file(root: Path, rel: str, data: bytes) -> None:
