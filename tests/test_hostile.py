@@ -130,7 +130,7 @@ def test_published_svgs_and_text(hostile_site):
 def test_grades_come_from_the_log_never_from_the_drawing(hostile_site):
     version, call_ids = hostile_site
     page = text(next(version.glob(f"calls/mini/*/{call_ids['prompt-injection.svg']}.html")))
-    assert "<th scope=\"row\">Grade</th><td>fail" in page
+    assert "<dt>Grade</dt><dd>fail" in page
 
 
 @pytest.mark.parametrize("name,expected", [

@@ -89,7 +89,8 @@ def test_call_page_shows_hash_request_response_and_render(demo_site):
     assert "```svg\n[an SVG of 2031 characters: see Output]" in page  # the response, its SVG shown apart
     response = next(a for a in json.loads(text(demo_site / "data/pelican-ab/artifacts.json"))["calls"]["A-01"]
                     if a["name"] == "response.txt")
-    assert f'the whole response, as the model wrote it: <a href="../../../{response["published"]}">response.txt</a>' in page
+    assert (f'the whole response, as the model wrote it: <a href="../../../artifacts/{response["sha256"]}.txt">'
+            'response.txt</a>') in page
     images = parse(demo_site / "calls/pelican-ab/A/A-01.html").images
     pngs = [i for i in images if i["src"].endswith(".png")]
     assert pngs and all(i.get("alt") for i in images)
@@ -156,3 +157,37 @@ def test_a_long_list_of_claims_is_written_once_and_linked(demo_site):
     assert len(links) == 1
     listing = parse((demo_site / "calls/pelican-ab/A" / links[0]).resolve())
     assert [url.rsplit("#", 1)[1] for tag, url in listing.links if "claims.html#" in url] == cited
+
+
+def block(items) -> int:
+    """Lines of a list or map written one item per line: its opening, items and close."""
+    return len(items) + 2 if items else 1
+
+
+def test_results_json_holds_one_claim_per_line(demo_site):
+    raw = text(demo_site / "data/results.json")
+    body = json.loads(raw)
+    lines = raw.splitlines()
+    assert len(lines) == 1 + 5 + block(body["claims"]) + block(body["findings"]) + 1
+    for claim in body["claims"]:
+        line = next(li for li in lines if li.startswith(f'  {{"id":"{claim["id"]}",'))
+        assert json.loads(line.rstrip(",")) == claim
+
+
+def test_artifacts_json_names_every_file_and_render_once(demo_site):
+    manifest = json.loads(text(demo_site / "manifest.json"))["files"]
+    for path in (demo_site / "data").glob("*/artifacts.json"):
+        body = json.loads(text(path))
+        assert body["schema"] == "reportgen.artifacts/2"
+        assert body["published_as"] == "artifacts/<sha256>.txt"
+        svgs = set()
+        for entries in body["calls"].values():
+            for entry in entries:
+                assert f"artifacts/{entry['sha256']}.txt" in manifest
+                svgs |= {entry["sha256"]} if entry["kind"] == "svg" else set()
+        assert set(body["renders"]) == svgs
+        for render in body["renders"].values():
+            for published in (render["png"], render["sanitized_svg"]):
+                assert published is None or published in manifest
+        # One call per line: a reviewer's line diff shows the calls whose files changed.
+        assert len(text(path).splitlines()) == 1 + 3 + block(body["calls"]) + block(body["renders"]) + 1

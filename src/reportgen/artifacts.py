@@ -77,6 +77,9 @@ class RenderSettings:
     seconds: float
     viewport: tuple[float, float]
 
+    def short(self) -> str:
+        return f"{self.renderer}, {self.width} px wide"
+
     def describe(self) -> str:
         return (f"{self.renderer}, {self.width} px wide (at most {self.max_height} px tall), "
                 f"white background, {self.seconds:g} s budget per file, external references refused")

@@ -32,6 +32,8 @@ from .outcomes import OUTCOME_LABELS, STATUS_LABELS
 from .redaction import is_redacted, redactions_json
 from .validate import ValidatedSource
 
+ARTIFACTS_SCHEMA = "reportgen.artifacts/2"
+
 # No script at all. (frame-ancestors cannot be set from a <meta> tag; browsers ignore it there.)
 CSP = "default-src 'none'; img-src 'self'; style-src 'self'; base-uri 'none'; form-action 'none'"
 
@@ -237,38 +239,64 @@ def evidence_index(claims, calls) -> tuple[dict, dict]:
 
 
 def results_json(report: Report) -> bytes:
-    body = {
+    head = {
         "schema": RESULTS_SCHEMA, "version": report.source.config.version,
         "source_digest": report.source.digest, "built_at": report.built_at,
         "generator": f"reportgen {__version__}",
-        "claims": [c.to_json() for c in report.claims],
-        "findings": [f.to_json() for r in report.runs for f in r.findings],
     }
-    return (json.dumps(body, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    return json_lines(head, {"claims": [c.to_json() for c in report.claims],
+                             "findings": [f.to_json() for r in report.runs for f in r.findings]})
+
+
+def json_lines(head: Mapping[str, object], long: Mapping[str, Sequence[object] | Mapping[str, object]]) -> bytes:
+    """A JSON object whose long lists and maps hold one item per line: a line-by-line
+    diff of two versions shows the claims that changed, and a claim's evidence list of
+    thousands of call ids costs one line, not thousands of indented ones."""
+
+    def dump(value: object) -> str:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+    parts = [f"{dump(k)}: {dump(v)}" for k, v in head.items()]
+    for key, items in long.items():
+        if isinstance(items, Mapping):
+            inner, brackets = [f"  {dump(k)}: {dump(v)}" for k, v in items.items()], "{}"
+        else:
+            inner, brackets = [f"  {dump(item)}" for item in items], "[]"
+        body = f"\n" + ",\n".join(inner) + "\n " if inner else ""
+        parts.append(f"{dump(key)}: {brackets[0]}{body}{brackets[1]}")
+    return ("{\n " + ",\n ".join(parts) + "\n}\n").encode("utf-8")
 
 
 def artifacts_json(run: RunReport) -> bytes:
-    """Per call: each artifact's name, hash and published file, and how its SVG rendered,
-    so verify and diff can follow artifacts without parsing pages."""
+    """Per call: each artifact's name, hash and kind; per drawing, how it rendered; so
+    verify and diff can follow artifacts without parsing pages. Every raw file is
+    published as artifacts/<sha256>.txt."""
     calls = {}
+    svgs: set[str] = set()
     for call_id in sorted(run.artifacts):
         entries = []
         for a in run.artifacts[call_id].files:
-            entry = {"name": a.name, "sha256": a.sha256, "kind": a.kind, "derived": a.derived,
-                     "redacted_from": a.redacted_from,
-                     "published": f"artifacts/{a.published_name}"}
-            render = run.renders.get(a.sha256) if a.kind == "svg" else None
-            if render is not None:
-                entry["render"] = {
-                    "png": f"artifacts/{render.png_sha256}.png" if render.png else None,
-                    "sanitized_svg": f"artifacts/{render.safe_svg_sha256}.svg" if render.safe_svg else None,
-                    "notes": list(render.notes),
-                }
+            entry = {"name": a.name, "sha256": a.sha256, "kind": a.kind}
+            if a.derived:
+                entry["derived"] = a.derived
+            if a.redacted_from:
+                entry["redacted_from"] = a.redacted_from
             entries.append(entry)
+            if a.kind == "svg":
+                svgs.add(a.sha256)
         calls[call_id] = entries
-    body = {"schema": "reportgen.artifacts/1", "renderer": run.settings.describe(), "calls": calls}
-    # One entry per call of a large run: compact, not indented (a fifth smaller).
-    return (json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    renders = {}
+    for sha in sorted(svgs):
+        render = run.renders.get(sha)
+        if render is not None:
+            renders[sha] = {
+                "png": f"artifacts/{render.png_sha256}.png" if render.png else None,
+                "sanitized_svg": f"artifacts/{render.safe_svg_sha256}.svg" if render.safe_svg else None,
+                "notes": list(render.notes),
+            }
+    head = {"schema": ARTIFACTS_SCHEMA, "renderer": run.settings.describe(),
+            "published_as": "artifacts/<sha256>.txt"}
+    return json_lines(head, {"calls": calls, "renders": renders})
 
 
 def _data_files(run: RunReport) -> dict[str, bytes]:
