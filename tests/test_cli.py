@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from conftest import default_rows
 from sitecheck import tree_bytes
 
@@ -123,3 +125,22 @@ def test_render_cache_is_used_and_invalidated(make_source, run_cli, tmp_path, re
     assert run_cli("verify", out / "v1").exit_code == 0
     # --no-cache renders everything and keeps nothing new.
     assert "7 rendered, 0 reused" in run_cli("build", source, "--out", out, "--force", "--no-cache", "-q").output
+
+
+def test_drawings_render_while_the_log_is_checked_and_only_those_called_count(make_source, run_cli, tmp_path):
+    source = make_source()
+    # An SVG in the run folder that no call names: drawn early, as every SVG is, but
+    # neither counted nor published.
+    stray = source / "experiments/mini/artifacts/stray.svg"
+    stray.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="5" height="5"/></svg>')
+    out = tmp_path / "site"
+    result = run_cli("build", source, "--out", out, "-q")
+    assert "7 drawings (7 distinct, 7 rendered, 0 reused)" in result.output, result.output
+    manifest = (out / "v1/manifest.json").read_text()
+    assert hashlib.sha256(stray.read_bytes()).hexdigest() not in manifest
+    # A log that does not validate: the build stops and publishes nothing, renders or not.
+    log = source / "experiments/mini/calls.csv"
+    log.write_text(log.read_text().replace(",ok,", ",okay,", 1))
+    result = run_cli("build", source, "--out", tmp_path / "other", "-q")
+    assert result.exit_code == 1 and "status" in result.output
+    assert not (tmp_path / "other/v1").exists()

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from .sanitize import SVG_NS, SvgRejected, parse_svg, sanitize_svg
-from .validate import ValidatedRun
+from .config import RunContract
+from .validate import RunFiles, ValidatedRun
 
 RENDER_WIDTH = 512
 MAX_RENDER_HEIGHT = 2048
@@ -90,10 +91,14 @@ def sha256(data: bytes) -> str:
 
 
 def render_settings(run: ValidatedRun) -> RenderSettings:
+    return contract_render_settings(run.contract)
+
+
+def contract_render_settings(contract: RunContract) -> RenderSettings:
     import cairosvg
 
     viewport = (400.0, 300.0)
-    for task in run.contract.tasks:
+    for task in contract.tasks:
         match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*[x×]\s*(\d+(?:\.\d+)?)\s*$", str(task.get("render_viewport", "")))
         if match:
             viewport = (float(match.group(1)), float(match.group(2)))
@@ -134,6 +139,12 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
                                       derived=f"first <svg>…</svg> block of {response.name}"))
         out[call.call_id] = CallArtifacts(call.call_id, tuple(files))
     return out
+
+
+def svg_files(files: RunFiles) -> dict[str, bytes]:
+    """Every SVG file of a run folder as read, by sha256: what its calls will need
+    rendered (known before the log is validated, so rendering can start at once)."""
+    return {sha256(data): data for rel, data in files.data.items() if _kind(rel) == "svg"}
 
 
 def _files_by_folder(data: Mapping[str, bytes]) -> dict[str, list[str]]:
@@ -209,6 +220,7 @@ class RenderCache:
         self.folder = folder
         self.hits = 0
         self.misses = 0
+        self.hit_shas: set[str] = set()  # the SVGs whose render came from the cache
 
     def get(self, svg_sha: str, settings: RenderSettings) -> Render | None:
         if self.folder is None:
@@ -226,6 +238,7 @@ class RenderCache:
             self.misses += 1
             return None
         self.hits += 1
+        self.hit_shas.add(svg_sha)
         return Render(svg_sha, png, record["png"], safe, record["safe_svg"], tuple(record["notes"]))
 
     def put(self, render: Render, settings: RenderSettings) -> None:

@@ -14,16 +14,16 @@ from typing import Callable
 
 from .analyze import analyze_run
 from .artifacts import (CallArtifacts, Render, RenderCache, RenderSettings, artifact_hashes, collect_artifacts,
-                        render_cached, render_settings)
+                        contract_render_settings, render_cached, render_settings, svg_files)
 from .audit import Finding, audit_run
 from .calllog import searchable_text
 from .charts import build_charts
 from .claims import build_claims
-from .config import SiteConfig
+from .config import SiteConfig, load_contract
 from .content import load_pages, render_pages
 from .credentials import scan_files
 from .diff import diff_versions
-from .errors import AuditError, InputError, Problem
+from .errors import AuditError, Collector, InputError, Problem
 from .rebuild import Remembered, inputs_key, record_path, render_entries, save_record, up_to_date
 from .redaction import redact_run
 from .render import Report, RunReport, render_version, theme_environment
@@ -156,19 +156,22 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
         unchanged = _unchanged(snapshot, source, out, version or snapshot.config.version, redact, cache, progress)
         if unchanged is not None:
             return dataclasses.replace(unchanged, seconds=time.perf_counter() - started)
-    validated = load_source(source, snapshot=snapshot)
-    del snapshot
-    gc.freeze()
-    pages = load_pages(source)
-    if version:
-        validated = dataclasses.replace(validated, config=dataclasses.replace(validated.config, version=version))
-    label = validated.config.version
-    check_publishable(out, label, validated.digest, force)
-    progress.stage("auditing the run against its contract")
+    if snapshot is not None:
+        # Refused before any work when the label is published from another source.
+        check_publishable(out, version or snapshot.config.version, snapshot.digest, force)
     render_cache = RenderCache(cache)
     with BackgroundRenders(render_cache, progress) as renders:
-        # Drawings render in worker processes from the moment they are read, while this
-        # process audits and analyses (with --redact, once the redacted copies exist).
+        if snapshot is not None and not redact:  # with --redact, the redacted copies are drawn
+            renders.start_early(snapshot, source)
+        validated = load_source(source, snapshot=snapshot)
+        del snapshot
+        gc.freeze()
+        pages = load_pages(source)
+        if version:
+            validated = dataclasses.replace(validated, config=dataclasses.replace(validated.config, version=version))
+        label = validated.config.version
+        check_publishable(out, label, validated.digest, force)
+        progress.stage("auditing the run against its contract")
         audited = audit_source(validated, on_artifacts=renders.start if not redact else lambda run, a: None)
         gc.freeze()
         if redact:
@@ -185,7 +188,7 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
         with progress.bar("pages", _count_pages(report)) as bar:
             render_version(report, writer.add, tick=lambda: bar.update(1), run_tasks=writer.run_tasks)
         folder = writer.commit()
-        hashes = dict(writer.hashes)
+        hashes, stats = dict(writer.hashes), dict(writer.stats)
     renders = [r for run in report.runs for r in run.renders.values()]
     remembered = Remembered(
         n_calls=sum(len(r.analysis.run.calls) for r in report.runs),
@@ -196,10 +199,11 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
         built_at=report.built_at)
     if cache is not None:
         key = inputs_key(validated.root, validated.config.theme, label, validated.digest, redact)
-        save_record(record_path(cache, out, label), key, render_entries(report.runs), remembered, folder, hashes)
+        save_record(record_path(cache, out, label), key, render_entries(report.runs), remembered, hashes, stats)
     _write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
                       progress)
-    return _summary(remembered, label, folder, render_cache.hits, time.perf_counter() - started)
+    reused = sum(1 for run in report.runs for sha in run.renders if sha in render_cache.hit_shas)
+    return _summary(remembered, label, folder, reused, time.perf_counter() - started)
 
 
 def _unchanged(snapshot: SourceSnapshot, source: Path, out: Path, label: str, redact: bool, cache: Path,
@@ -253,7 +257,10 @@ class BackgroundRenders:
         self.progress = progress
         self.pool = ThreadPoolExecutor(1)
         self.stop = threading.Event()
-        self.jobs: dict[str, tuple[RenderSettings, dict[str, bytes], Future]] = {}
+        # Per run: its renderer settings and the render jobs started for it, each with
+        # the SVGs it renders.
+        self.jobs: dict[str, tuple[RenderSettings, list[tuple[dict[str, bytes], Future]]]] = {}
+        self.needed: dict[str, set[str]] = {}
 
     def __enter__(self) -> "BackgroundRenders":
         return self
@@ -263,17 +270,41 @@ class BackgroundRenders:
             self.stop.set()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
+    def start_early(self, snapshot: SourceSnapshot, source: Path) -> None:
+        """Render every SVG file of each run folder from the moment it is read, while the
+        log is validated and the run audited and analysed (one core would sit idle)."""
+        for name, files in snapshot.runs.items():
+            contract = load_contract(source / "experiments" / name, f"experiments/{name}", Collector())
+            svgs = svg_files(files)
+            if contract is not None and svgs:
+                self._submit(contract.id, contract_render_settings(contract), svgs)
+
     def start(self, run: ValidatedRun, artifacts: dict[str, CallArtifacts]) -> None:
+        """The SVGs the run's calls need: those an early job is not already rendering."""
         settings = render_settings(run)
         svgs = _svgs(artifacts)
+        run_id = run.contract.id
+        self.needed[run_id] = set(svgs)
+        if run_id in self.jobs and self.jobs[run_id][0] != settings:
+            self.jobs.pop(run_id)
+        started = {sha for job_svgs, _ in self.jobs.get(run_id, (settings, []))[1] for sha in job_svgs}
+        missing = {sha: data for sha, data in svgs.items() if sha not in started}
+        if missing or run_id not in self.jobs:
+            self._submit(run_id, settings, missing)
+
+    def _submit(self, run_id: str, settings: RenderSettings, svgs: dict[str, bytes]) -> None:
         if svgs:
-            self.progress.stage(f"rendering {len(svgs)} distinct SVGs of {run.contract.id} in the background")
-        self.jobs[run.contract.id] = (settings, svgs, self.pool.submit(
-            render_cached, svgs, settings, self.cache, stop=self.stop))
+            self.progress.stage(f"rendering {len(svgs)} distinct SVGs of {run_id} in the background")
+        job = self.pool.submit(render_cached, svgs, settings, self.cache, stop=self.stop)
+        self.jobs.setdefault(run_id, (settings, []))[1].append((svgs, job))
 
     def result(self, run: ValidatedRun) -> tuple[RenderSettings, dict[str, Render]]:
-        settings, _, job = self.jobs[run.contract.id]
-        return settings, job.result()
+        settings, jobs = self.jobs[run.contract.id]
+        needed = self.needed[run.contract.id]
+        drawn: dict[str, Render] = {}
+        for _, job in jobs:
+            drawn.update((sha, r) for sha, r in job.result().items() if sha in needed)
+        return settings, drawn
 
 
 def _svgs(artifacts: dict[str, CallArtifacts]) -> dict[str, bytes]:
