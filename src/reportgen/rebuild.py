@@ -93,12 +93,10 @@ def render_entries(runs) -> dict[str, list]:
     return entries
 
 
-def save_record(path: Path, key: str, renders: Mapping[str, list], summary: Remembered, folder: Path,
-                hashes: Mapping[str, str]) -> None:
-    files = {}
-    for rel in sorted(hashes):
-        st = os.stat(os.path.join(folder, rel))
-        files[rel] = [hashes[rel], st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+def save_record(path: Path, key: str, renders: Mapping[str, list], summary: Remembered,
+                hashes: Mapping[str, str], stats: Mapping[str, tuple[int, int, int]]) -> None:
+    """``stats``: each file's size, modification and change times, as it was written."""
+    files = {rel: [hashes[rel], *stats[rel]] for rel in sorted(hashes)}
     body = {"schema": RECORD_SCHEMA, "inputs": key, "renders": dict(sorted(renders.items())),
             "summary": summary.__dict__, "files": files}
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -140,16 +140,23 @@ def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda
     def page(path: str, template: str, **context) -> None:
         if template not in templates:
             templates[template] = env.get_template(template)
-        root = "../" * path.count("/")
+        root = Markup("../" * path.count("/"))  # safe by construction: escaping it ~20 times a page costs
         emit(path, templates[template].render(root=root, path=path, **common, **context).encode("utf-8"))
         if os.getpid() == owner:
             tick()
 
+    def call_page_task(view: dict, call: dict, cited: tuple[str, ...], cited_page: str | None) -> None:
+        excerpt, shortened = response_excerpt(call)
+        page(call["page"], "call.html", run=view, call=call, cited_by=cited, cited_page=cited_page,
+             response_excerpt=excerpt, response_shortened=shortened)
+
     views = [_run_view(r) for r in report.runs]
-    cited_by: dict[tuple[str, str], tuple[str, ...]] = {}
+    citing: dict[tuple[str, str], list[str]] = {}
     for c in report.claims:
         for call_id in c.evidence:
-            cited_by[(c.experiment, call_id)] = (*cited_by.get((c.experiment, call_id), ()), c.id)
+            citing.setdefault((c.experiment, call_id), []).append(c.id)
+    cited_by = {key: tuple(ids) for key, ids in citing.items()}
+    del citing
     # The large single files first, so that they are shared out between processes too.
     large: list[Callable[[], None]] = [partial(page, "index.html", "index.html", runs=views)]
     tasks: list[Callable[[], None]] = []
@@ -173,10 +180,9 @@ def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda
                     cited_sets[cited] = f"evidence/{rid}/claims-{key}.html"
                 cited_page = cited_sets[cited]
                 n_citing[cited] = n_citing.get(cited, 0) + 1
-            tasks.append(partial(page, call["page"], "call.html", run=view, call=call, cited_by=cited,
-                                 cited_page=cited_page))
+            tasks.append(partial(call_page_task, view, call, cited, cited_page))
         for cited, path in cited_sets.items():
-            page(path, "cited.html", run_id=rid, claim_ids=cited, n_calls=n_citing[cited])
+            tasks.append(partial(page, path, "cited.html", run_id=rid, claim_ids=cited, n_calls=n_citing[cited]))
         for chart in run.charts:
             emit(f"charts/{rid}/{chart.name}.svg", chart.svg)
         for path, data in _data_files(run).items():
@@ -210,6 +216,17 @@ RESPONSE_EXCERPT = 400  # characters of the raw response shown on a call page; t
 _SVG_TEXT = re.compile(r"<svg\b.*?</svg\s*>", re.S | re.I)
 
 
+def response_excerpt(view: Mapping) -> tuple[str, bool]:
+    """The start of a call's raw response for its page, and whether it is shortened (the
+    whole response is its own published file). Made by the page's own task, in parallel."""
+    response = view["response"]
+    whole = response.data.decode("utf-8", "replace") if response else ""
+    # The drawing and its source are shown and linked apart: not again in the response.
+    text = _SVG_TEXT.sub(lambda m: f"[an SVG of {len(m.group(0))} characters: see Output]", whole) \
+        if view["svg"] is not None else whole
+    return text[:RESPONSE_EXCERPT] + ("…" if len(text) > RESPONSE_EXCERPT else ""), text[:RESPONSE_EXCERPT] != whole
+
+
 EVIDENCE_PREVIEW = 6  # thumbnails shown with each claim on claims.html
 EVIDENCE_THUMBS = 200  # an evidence page this long or shorter shows thumbnails
 
@@ -223,7 +240,13 @@ def evidence_index(claims, calls) -> tuple[dict, dict]:
     the site grows with the number of calls, not with calls times claims."""
     sets: dict[str, tuple[str, str, tuple[str, ...]]] = {}
     by_claim: dict[str, list[tuple[str, int, str]]] = {}
+    made: dict[tuple[str, tuple[str, ...]], list[tuple[str, int, str]]] = {}
     for claim in claims:
+        # Many claims share one evidence list (a service's rate, its comparisons).
+        known = made.get((claim.experiment, claim.evidence))
+        if known is not None:
+            by_claim[claim.id] = known
+            continue
         groups: dict[str, list[str]] = {}
         for call_id in claim.evidence:
             view = calls.get((claim.experiment, call_id))
@@ -234,7 +257,7 @@ def evidence_index(claims, calls) -> tuple[dict, dict]:
             key = hashlib.sha256("\x1f".join((claim.experiment, service, *ids)).encode()).hexdigest()[:16]
             sets.setdefault(key, (claim.experiment, service, tuple(ids)))
             links.append((service, len(ids), f"evidence/{claim.experiment}/{key}.html"))
-        by_claim[claim.id] = links
+        by_claim[claim.id] = made[(claim.experiment, claim.evidence)] = links
     return sets, by_claim
 
 
@@ -262,7 +285,7 @@ def json_lines(head: Mapping[str, object], long: Mapping[str, Sequence[object] |
             inner, brackets = [f"  {dump(k)}: {dump(v)}" for k, v in items.items()], "{}"
         else:
             inner, brackets = [f"  {dump(item)}" for item in items], "[]"
-        body = f"\n" + ",\n".join(inner) + "\n " if inner else ""
+        body = "\n" + ",\n".join(inner) + "\n " if inner else ""
         parts.append(f"{dump(key)}: {brackets[0]}{body}{brackets[1]}")
     return ("{\n " + ",\n ".join(parts) + "\n}\n").encode("utf-8")
 
@@ -337,27 +360,21 @@ def _run_view(run: RunReport) -> dict:
         bundle = run.artifacts.get(call.call_id)
         svg = bundle.first("svg") if bundle else None
         response = bundle.first("response") if bundle else None
-        whole = response.data.decode("utf-8", "replace") if response else ""
-        # The drawing and its source are shown and linked apart: not again in the response.
-        text = _SVG_TEXT.sub(lambda m: f"[an SVG of {len(m.group(0))} characters: see Output]", whole) \
-            if svg is not None else whole
         calls.append({
             "call": call, "artifacts": bundle.files if bundle else (),
-            "response": response,
-            # The page shows the start; the whole response is its own published file.
-            "response_excerpt": text[:RESPONSE_EXCERPT] + ("…" if len(text) > RESPONSE_EXCERPT else ""),
-            "response_shortened": text[:RESPONSE_EXCERPT] != whole,
-            "svg": svg, "render": run.renders.get(svg.sha256) if svg else None,
+            "response": response, "svg": svg, "render": run.renders.get(svg.sha256) if svg else None,
             "request": vr.requests.get(call.request_hex),
             "request_redacted": is_redacted(vr, call.request_hex),
             "page": call_page(contract.id, call.service, call.call_id),
             "counted": call.phase == "formal" and call.attempt == 1,
         })
+    by_service: dict[str, list[dict]] = {}
+    for view in calls:
+        by_service.setdefault(view["call"].service, []).append(view)
     services = []
     for s in contract.services:
         result = analysis.overall.service(s.id)
-        services.append({"id": s.id, "service": s, "result": result,
-                         "calls": [c for c in calls if c["call"].service == s.id]})
+        services.append({"id": s.id, "service": s, "result": result, "calls": by_service.get(s.id, [])})
     key = f"{contract.id}.{comparison_key(analysis.overall.comparisons[0])}" if analysis.overall.comparisons else None
     return {
         "id": contract.id, "contract": contract, "analysis": analysis, "services": services,

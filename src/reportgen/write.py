@@ -93,6 +93,9 @@ class VersionWriter:
         self.out = out
         self.version = version
         self.hashes: dict[str, str] = {}
+        # Each file's size and modification and change times as written: what a later
+        # build checks to tell that the version is untouched (no second pass of stat calls).
+        self.stats: dict[str, tuple[int, int, int]] = {}
         self.tmp: Path | None = None
         self.parent: int | None = None  # in a forked helper: the build's process id
 
@@ -109,7 +112,7 @@ class VersionWriter:
         digest = hashlib.sha256(data).hexdigest()
         if self.hashes.get(rel) == digest:
             return  # the same content-addressed file from another run
-        _write_file(self.tmp, rel, data)
+        self.stats[rel] = _write_file(self.tmp, rel, data)
         self.hashes[rel] = digest
 
     def run_tasks(self, tasks: Sequence[Callable[[], None]]) -> None:
@@ -133,7 +136,9 @@ class VersionWriter:
                 _, status = os.waitpid(pid, 0)
                 if status != 0 or not body:
                     raise PublishError("a page-writing process failed; nothing was published")
-                self.hashes.update(json.loads(body))
+                share = json.loads(body)
+                self.hashes.update(share["hashes"])
+                self.stats.update((rel, tuple(st)) for rel, st in share["stats"].items())
             helpers = []
         finally:
             for pid, fd in helpers:  # this process failed first: stop the helpers
@@ -154,11 +159,11 @@ class VersionWriter:
         os.close(read)  # the helper: from here on, never return into the caller
         code = 1
         try:
-            self.parent, self.hashes = parent, {}
+            self.parent, self.hashes, self.stats = parent, {}, {}
             for task in share:
                 task()
             with os.fdopen(write, "wb") as pipe:
-                pipe.write(json.dumps(self.hashes).encode("utf-8"))
+                pipe.write(json.dumps({"hashes": self.hashes, "stats": self.stats}).encode("utf-8"))
             code = 0
         except BaseException:
             traceback.print_exc()
@@ -169,7 +174,7 @@ class VersionWriter:
     def commit(self) -> Path:
         assert self.tmp is not None, "commit() outside the with block"
         manifest = manifest_from_hashes(self.version, self.hashes)
-        _write_file(self.tmp, "manifest.json", manifest)
+        self.stats["manifest.json"] = _write_file(self.tmp, "manifest.json", manifest)
         self.hashes["manifest.json"] = hashlib.sha256(manifest).hexdigest()  # every file of the version
         final = self.out / self.version
         if final.exists():
@@ -198,7 +203,8 @@ def write_version(out: Path, version: str, files: Mapping[str, bytes]) -> Path:
         return writer.commit()
 
 
-def _write_file(root: Path, rel: str, data: bytes) -> None:
+def _write_file(root: Path, rel: str, data: bytes) -> tuple[int, int, int]:
+    """Write one file; its size, modification and change times (ns) as written."""
     # Paths come from our own renderer, but a name is never allowed to climb out.
     # (Plain strings: pathlib's parsing costs more than writing a small page.)
     if rel.startswith(("/", "\\")) or ".." in rel.replace("\\", "/").split("/"):
@@ -211,6 +217,9 @@ def _write_file(root: Path, rel: str, data: bytes) -> None:
         handle = open(path, "wb")
     with handle:
         handle.write(data)
+        handle.flush()
+        st = os.fstat(handle.fileno())
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def _atomic_text(path: Path, data: bytes) -> None:
