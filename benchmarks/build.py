@@ -7,8 +7,9 @@ call with jinja2 and write it, and render each distinct SVG once with CairoSVG o
 core. The cold build starts with an empty render cache and no site; the rebuild (--force)
 runs on the same source with the cache and the site the cold build left.
 
-Disk caching moves these times by a third from one run to the next, so the source is read
-once before anything is timed (every step then reads it from memory), and with --repeat N
+Disk caching moves these times by a third from one run to the next, so before each timed
+step the disk is synced (no step pays for an earlier one's writes) and the source is read
+once (every step reads it from memory), and with --repeat N
 the three steps run N times in turn: the ratios are those of the medians, with each
 step's range beside them. Prints peak memory and the size of the site too.
 """
@@ -89,6 +90,13 @@ def warm(source: Path) -> int:
     return total
 
 
+def settle(source: Path) -> None:
+    """Before each timed step: no earlier step's writes still going to disk, and the
+    source in memory (this machine's page cache does not keep it between steps)."""
+    os.sync()
+    warm(source)
+
+
 def size_of(folder: Path) -> tuple[int, int]:
     files = [p for p in folder.rglob("*") if p.is_file()]
     return sum(p.stat().st_size for p in files), len(files)
@@ -111,14 +119,17 @@ def main() -> None:
     n = args.services * args.calls
     t = time.perf_counter()
     read = warm(source)
-    print(f"read the source once ({read / 2**20:.0f} MiB) in {time.perf_counter() - t:.1f} s")
+    print(f"read the source ({read / 2**20:.0f} MiB) in {time.perf_counter() - t:.1f} s")
     floors, colds, forces, peaks = [], [], [], []
     for round_ in range(1, args.repeat + 1):
         for folder in (site, cache, work / "floor"):
             shutil.rmtree(folder, ignore_errors=True)
+        settle(source)
         floors.append(floor(source, work / "floor"))
         shutil.rmtree(work / "floor", ignore_errors=True)
+        settle(source)
         cold_s, cold_kib, summary = timed_build(source, site, cache)
+        settle(source)
         force_s, force_kib, force_summary = timed_build(source, site, cache, "--force")
         colds.append(cold_s)
         forces.append(force_s)
