@@ -152,13 +152,17 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
     started = time.perf_counter()
     progress.stage(f"reading {source}")
     snapshot = read_source(source)
-    if snapshot is not None and cache is not None:
-        unchanged = _unchanged(snapshot, source, out, version or snapshot.config.version, redact, cache, progress)
-        if unchanged is not None:
-            return dataclasses.replace(unchanged, seconds=time.perf_counter() - started)
+    # Without a snapshot (the site configuration has problems) load_source fails below.
+    key = None
     if snapshot is not None:
+        label = version or snapshot.config.version
+        key = inputs_key(source, snapshot.config.theme, label, snapshot.digest, redact)
+        if cache is not None:
+            unchanged = _unchanged(snapshot, source, out, label, key, cache, progress)
+            if unchanged is not None:
+                return dataclasses.replace(unchanged, seconds=time.perf_counter() - started)
         # Refused before any work when the label is published from another source.
-        check_publishable(out, version or snapshot.config.version, snapshot.digest, force)
+        check_publishable(out, label, snapshot.digest, force)
     render_cache = RenderCache(cache)
     with BackgroundRenders(render_cache, progress) as renders:
         if snapshot is not None and not redact:  # with --redact, the redacted copies are drawn
@@ -170,7 +174,6 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
         if version:
             validated = dataclasses.replace(validated, config=dataclasses.replace(validated.config, version=version))
         label = validated.config.version
-        check_publishable(out, label, validated.digest, force)
         progress.stage("auditing the run against its contract")
         audited = audit_source(validated, on_artifacts=renders.start if not redact else lambda run, a: None)
         gc.freeze()
@@ -197,8 +200,7 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
         n_renders=len(renders), n_render_failures=sum(1 for r in renders if r.png is None),
         n_claims=len(report.claims), n_warnings=sum(len(r.findings) for r in report.runs),
         built_at=report.built_at)
-    if cache is not None:
-        key = inputs_key(validated.root, validated.config.theme, label, validated.digest, redact)
+    if cache is not None and key is not None:
         save_record(record_path(cache, out, label), key, render_entries(report.runs), remembered, hashes, stats)
     _write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
                       progress)
@@ -206,13 +208,12 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
     return _summary(remembered, label, folder, reused, time.perf_counter() - started)
 
 
-def _unchanged(snapshot: SourceSnapshot, source: Path, out: Path, label: str, redact: bool, cache: Path,
+def _unchanged(snapshot: SourceSnapshot, source: Path, out: Path, label: str, key: str, cache: Path,
                progress: Progress) -> BuildSummary | None:
     """The summary of the earlier build of these very inputs, when its version is still
     as it wrote it; the site's index files are written again (other versions may have
     come since)."""
     config = snapshot.config
-    key = inputs_key(source, config.theme, label, snapshot.digest, redact)
     remembered = up_to_date(record_path(cache, out, label), key, cache, out / label)
     if remembered is None:
         return None
