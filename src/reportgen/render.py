@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import itertools
 import json
 import os
 import re
@@ -151,12 +152,8 @@ def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda
              response_excerpt=excerpt, response_shortened=shortened)
 
     views = [_run_view(r) for r in report.runs]
-    citing: dict[tuple[str, str], list[str]] = {}
-    for c in report.claims:
-        for call_id in c.evidence:
-            citing.setdefault((c.experiment, call_id), []).append(c.id)
-    cited_by = {key: tuple(ids) for key, ids in citing.items()}
-    del citing
+    calls = {(v["id"], c["call"].call_id): c for v in views for c in v["calls"]}
+    evidence_sets, claim_evidence, cited_by = evidence_index(report.claims, calls)
     # The large single files first, so that they are shared out between processes too.
     large: list[Callable[[], None]] = [partial(page, "index.html", "index.html", runs=views)]
     tasks: list[Callable[[], None]] = []
@@ -194,8 +191,6 @@ def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda
                 tasks.append(partial(emit, path, data))
     for rendered in report.pages:
         page(f"pages/{rendered.page.name}.html", "page.html", narrative=rendered)
-    calls = {(v["id"], c["call"].call_id): c for v in views for c in v["calls"]}
-    evidence_sets, claim_evidence = evidence_index(report.claims, calls)
     for key, (run_id, service, ids) in evidence_sets.items():
         tasks.append(partial(page, f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id,
                              service=service, entries=[calls[(run_id, i)] for i in ids],
@@ -231,34 +226,62 @@ EVIDENCE_PREVIEW = 6  # thumbnails shown with each claim on claims.html
 EVIDENCE_THUMBS = 200  # an evidence page this long or shorter shows thumbnails
 
 
-def evidence_index(claims, calls) -> tuple[dict, dict]:
-    """Evidence lists, each written once however many claims share it.
+def evidence_index(claims: Sequence[Claim], calls: Mapping[tuple[str, str], dict]) -> tuple[dict, dict, dict]:
+    """Evidence lists, each written once however many claims share it, and the claims
+    each call is evidence for.
 
     A claim's evidence is split by service; each (run, service, call ids) set gets one
     page under evidence/, named by a hash of its members, and claims link to those
     pages. A leaderboard's comparisons reuse the pages of the two services' rates, so
-    the site grows with the number of calls, not with calls times claims."""
+    the site grows with the number of calls, not with calls times claims. For the same
+    reason a call's citing claims are found through the sets it belongs to: a few per
+    call, where claims times their evidence runs to millions."""
+    service_of: dict[str, dict[str, str]] = {}
+    for (run_id, call_id), view in calls.items():
+        service_of.setdefault(run_id, {})[call_id] = view["call"].service
     sets: dict[str, tuple[str, str, tuple[str, ...]]] = {}
     by_claim: dict[str, list[tuple[str, int, str]]] = {}
-    made: dict[tuple[str, tuple[str, ...]], list[tuple[str, int, str]]] = {}
-    for claim in claims:
+    citing: dict[str, list[int]] = {}  # set key -> the positions of the claims linking to it
+    made: dict[tuple[str, tuple[str, ...]], tuple[list[tuple[str, int, str]], list[str]]] = {}
+    for position, claim in enumerate(claims):
         # Many claims share one evidence list (a service's rate, its comparisons).
         known = made.get((claim.experiment, claim.evidence))
-        if known is not None:
-            by_claim[claim.id] = known
-            continue
-        groups: dict[str, list[str]] = {}
-        for call_id in claim.evidence:
-            view = calls.get((claim.experiment, call_id))
-            service = view["call"].service if view else ""
-            groups.setdefault(service, []).append(call_id)
-        links = []
-        for service, ids in groups.items():
-            key = hashlib.sha256("\x1f".join((claim.experiment, service, *ids)).encode()).hexdigest()[:16]
-            sets.setdefault(key, (claim.experiment, service, tuple(ids)))
-            links.append((service, len(ids), f"evidence/{claim.experiment}/{key}.html"))
-        by_claim[claim.id] = made[(claim.experiment, claim.evidence)] = links
-    return sets, by_claim
+        if known is None:
+            links, keys = [], []
+            for service, ids in _by_service(claim.evidence, service_of.get(claim.experiment, {})).items():
+                key = hashlib.sha256("\x1f".join((claim.experiment, service, *ids)).encode()).hexdigest()[:16]
+                sets.setdefault(key, (claim.experiment, service, tuple(ids)))
+                links.append((service, len(ids), f"evidence/{claim.experiment}/{key}.html"))
+                keys.append(key)
+            known = made[(claim.experiment, claim.evidence)] = (links, keys)
+        by_claim[claim.id] = known[0]
+        for key in known[1]:
+            citing.setdefault(key, []).append(position)
+    sets_of: dict[tuple[str, str], list[str]] = {}
+    for key, (run_id, _, ids) in sets.items():
+        for call_id in ids:
+            sets_of.setdefault((run_id, call_id), []).append(key)
+    merged: dict[tuple[str, ...], tuple[str, ...]] = {}  # calls of one service share their sets
+    cited_by: dict[tuple[str, str], tuple[str, ...]] = {}
+    for call, keys in sets_of.items():
+        member_of = tuple(keys)
+        if member_of not in merged:
+            merged[member_of] = tuple(claims[i].id for i in sorted(i for k in member_of for i in citing[k]))
+        cited_by[call] = merged[member_of]
+    return sets, by_claim, cited_by
+
+
+def _by_service(evidence: tuple[str, ...], service_of: Mapping[str, str]) -> dict[str, list[str]]:
+    """Call ids grouped by service, in order of first appearance; an id that names no
+    call goes under "". Evidence comes in runs of one service: sliced run by run."""
+    services = list(map(service_of.get, evidence))
+    groups: dict[str, list[str]] = {}
+    start = 0
+    for service, run in itertools.groupby(services):
+        end = start + len(list(run))
+        groups.setdefault(service or "", []).extend(evidence[start:end])
+        start = end
+    return groups
 
 
 def results_json(report: Report) -> bytes:
