@@ -208,7 +208,7 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
         n_claims=len(report.claims), n_warnings=sum(len(r.findings) for r in report.runs),
         built_at=report.built_at)
     if cache is not None and key is not None:
-        save_record(record_path(cache, out, label), key, render_entries(report.runs), remembered, hashes, stats)
+        save_record(record_path(cache, out, label), key, render_entries(report.runs), remembered, stats)
     _write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
                       progress)
     reused = sum(1 for run in report.runs for sha in run.renders if sha in render_cache.hit_shas)

@@ -26,7 +26,7 @@ from . import __version__, artifacts
 from .artifacts import cache_key
 from .validate import plain_files
 
-RECORD_SCHEMA = "reportgen.built/1"
+RECORD_SCHEMA = "reportgen.built/2"
 
 # Packages whose output ends up in a version's files.
 OUTPUT_PACKAGES = ("jinja2", "markupsafe", "markdown-it-py", "mdit-py-plugins", "numpy", "scipy", "pandas",
@@ -94,9 +94,10 @@ def render_entries(runs) -> dict[str, list]:
 
 
 def save_record(path: Path, key: str, renders: Mapping[str, list], summary: Remembered,
-                hashes: Mapping[str, str], stats: Mapping[str, tuple[int, int, int]]) -> None:
-    """``stats``: each file's size, modification and change times, as it was written."""
-    files = {rel: [hashes[rel], *stats[rel]] for rel in sorted(hashes)}
+                stats: Mapping[str, tuple[int, int, int]]) -> None:
+    """``stats``: each file's size, modification and change times, as it was written
+    (its content is in the version's manifest.json, whose own times are recorded)."""
+    files = {rel: list(stats[rel]) for rel in sorted(stats)}
     body = {"schema": RECORD_SCHEMA, "inputs": key, "renders": dict(sorted(renders.items())),
             "summary": summary.__dict__, "files": files}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -146,8 +147,8 @@ def _files_unchanged(folder: Path, files: Mapping[str, list]) -> bool:
                         return False
                     continue
                 expected = files.get(rel)
-                if (expected is None or not stat.S_ISREG(st.st_mode) or st.st_size != expected[1]
-                        or st.st_mtime_ns != expected[2] or st.st_ctime_ns != expected[3]):
+                if (expected is None or not stat.S_ISREG(st.st_mode) or st.st_size != expected[0]
+                        or st.st_mtime_ns != expected[1] or st.st_ctime_ns != expected[2]):
                     return False
                 seen += 1
         return True
