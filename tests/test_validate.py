@@ -294,26 +294,3 @@ def test_unknown_parameter_values_are_kept(make_source):
     source = load_source(make_source(contract=contract))
     params = source.runs[0].contract.service("X").params
     assert dict(params) == {"seed": "unsupported", "reasoning_effort": "unknown"}
-
-
-def test_each_runs_svg_files_are_handed_over_before_its_other_files_are_read(demo_source, monkeypatch):
-    import reportgen.validate as validate
-
-    plain = validate.read_source(demo_source)
-    read: list[str] = []
-    real_read = validate._read
-    monkeypatch.setattr(validate, "_read", lambda path: read.append(path) or real_read(path))
-    handed: dict[str, list[str]] = {}
-
-    def on_svgs(name, files):
-        folder = str(demo_source / "experiments" / name) + os.sep
-        of_run = [p for p in read if p.startswith(folder)]
-        assert of_run and all(p.lower().endswith(".svg") for p in of_run), "another file was read first"
-        handed[name] = list(files)
-
-    early = validate.read_source(demo_source, on_svgs=on_svgs)
-    assert early == plain  # the same files, in the same order, the same digest
-    for name, files in plain.runs.items():
-        assert handed.get(name, []) == [rel for rel in files.data if rel.lower().endswith(".svg")]
-        assert list(early.runs[name].data) == list(files.data)
-    assert any(handed.values())

@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Mapping
 
 from .sanitize import SVG_NS, SvgRejected, parse_svg, sanitize_svg
 from .config import RunContract
-from .validate import ValidatedRun, is_svg_name
+from .validate import RunFiles, ValidatedRun
 
 RENDER_WIDTH = 512
 MAX_RENDER_HEIGHT = 2048
@@ -141,10 +141,10 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
     return out
 
 
-def svg_files(files: Mapping[str, bytes]) -> dict[str, bytes]:
-    """The SVG files of a run folder as read, by sha256: what its calls will need
+def svg_files(files: RunFiles) -> dict[str, bytes]:
+    """Every SVG file of a run folder as read, by sha256: what its calls will need
     rendered (known before the log is validated, so rendering can start at once)."""
-    return {sha256(data): data for rel, data in files.items() if is_svg_name(rel)}
+    return {sha256(data): data for rel, data in files.data.items() if _kind(rel) == "svg"}
 
 
 def _files_by_folder(data: Mapping[str, bytes]) -> dict[str, list[str]]:
@@ -192,9 +192,10 @@ def artifact_hashes(artifacts: dict[str, CallArtifacts]) -> dict[str, tuple[str,
 
 
 def _kind(name: str) -> str:
-    if is_svg_name(name):
+    lower = name.lower()
+    if lower.endswith(".svg"):
         return "svg"
-    if name.lower().endswith((".txt", ".md", ".json")):
+    if lower.endswith((".txt", ".md", ".json")):
         return "response"
     return "other"
 
@@ -262,8 +263,6 @@ def render_cached(svgs: Mapping[str, bytes], settings: RenderSettings, cache: Re
     results: dict[str, Render] = {}
     missing: dict[str, bytes] = {}
     for sha, data in svgs.items():
-        if stop is not None and stop.is_set():  # the build failed, or needs no drawing
-            return {}
         hit = cache.get(sha, settings)
         if hit is not None:
             results[sha] = hit

@@ -9,29 +9,27 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import Callable
 
+from .analyze import analyze_run
 from .artifacts import (CallArtifacts, Render, RenderCache, RenderSettings, artifact_hashes, collect_artifacts,
                         contract_render_settings, render_cached, render_settings, svg_files)
 from .audit import Finding, audit_run
 from .calllog import searchable_text
+from .charts import build_charts
+from .claims import build_claims
 from .config import SiteConfig, load_contract
+from .content import load_pages, render_pages
 from .credentials import scan_files
+from .diff import diff_versions
 from .errors import AuditError, Collector, InputError, Problem
 from .rebuild import Remembered, inputs_key, record_path, render_entries, save_record, up_to_date
 from .redaction import redact_run
+from .render import Report, RunReport, render_version, theme_environment
 from .validate import SourceSnapshot, ValidatedRun, ValidatedSource, load_source, read_source
 from .write import (VersionEntry, VersionWriter, check_publishable, remove_leftovers, write_diff_page,
                     write_site_index)
-
-# The analysis, chart and page modules load scipy, pandas and altair (two seconds):
-# they are imported where the build reaches them, so that reading the source and
-# drawing its SVGs start at once.
-if TYPE_CHECKING:
-    from .render import Report
-
 
 class Progress:
     """Stage messages, and a bar for the long steps when a person is watching a terminal.
@@ -152,29 +150,26 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
 def _build_site(source: Path, out: Path, version: str | None, force: bool, progress: Progress,
                 redact: bool, cache: Path | None) -> BuildSummary:
     started = time.perf_counter()
+    progress.stage(f"reading {source}")
+    snapshot = read_source(source)
+    # Without a snapshot (the site configuration has problems) load_source fails below.
+    key = None
+    if snapshot is not None:
+        label = version or snapshot.config.version
+        key = inputs_key(source, snapshot.config.theme, label, snapshot.digest, redact)
+        if cache is not None:
+            unchanged = _unchanged(snapshot, source, out, label, key, cache, progress)
+            if unchanged is not None:
+                return dataclasses.replace(unchanged, seconds=time.perf_counter() - started)
+        # Refused before any work when the label is published from another source.
+        check_publishable(out, label, snapshot.digest, force)
     render_cache = RenderCache(cache)
     with BackgroundRenders(render_cache, progress) as renders:
-        progress.stage(f"reading {source}")
-        # Drawing starts as each run's SVG files are read (with --redact, the redacted
-        # copies are drawn instead, once the credentials are found).
-        snapshot = read_source(source, on_svgs=None if redact else partial(renders.start_early, source))
-        # Without a snapshot (the site configuration has problems) load_source fails below.
-        key = None
-        if snapshot is not None:
-            label = version or snapshot.config.version
-            key = inputs_key(source, snapshot.config.theme, label, snapshot.digest, redact)
-            if cache is not None:
-                unchanged = _unchanged(snapshot, source, out, label, key, cache, progress)
-                if unchanged is not None:
-                    renders.cancel()
-                    return dataclasses.replace(unchanged, seconds=time.perf_counter() - started)
-            # Refused before any work when the label is published from another source.
-            check_publishable(out, label, snapshot.digest, force)
+        if snapshot is not None and not redact:  # with --redact, the redacted copies are drawn
+            renders.start_early(snapshot, source)
         validated = load_source(source, snapshot=snapshot)
         del snapshot
         gc.freeze()
-        from .content import load_pages, render_pages
-
         pages = load_pages(source)
         if version:
             validated = dataclasses.replace(validated, config=dataclasses.replace(validated.config, version=version))
@@ -192,8 +187,6 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
     progress.stage(f"rendered {render_cache.misses} distinct SVGs, reused {render_cache.hits}")
     # Unknown claim ids in the narrative fail here, before anything is written.
     report = dataclasses.replace(report, pages=render_pages(pages, {c.id: c for c in report.claims}))
-    from .render import render_version
-
     with VersionWriter(out, label) as writer:
         with progress.bar("pages", _count_pages(report)) as bar:
             render_version(report, writer.add, tick=lambda: bar.update(1), run_tasks=writer.run_tasks)
@@ -238,8 +231,6 @@ def _summary(remembered: Remembered, label: str, folder: Path, reused: int, seco
 def _write_site_files(out: Path, root: Path, config: SiteConfig, label: str, digest: str, built_at: str,
                       folder: Path, progress: Progress) -> None:
     """The files beside the versions: versions.json, index.html, 404.html, the changes page."""
-    from .render import theme_environment
-
     env = theme_environment(root, config.theme)
     write_site_index(out, VersionEntry(label, config.title, built_at, digest), env, config.base_url)
     _write_previous_diff(out, config.previous, folder, env, progress)
@@ -248,8 +239,6 @@ def _write_site_files(out: Path, root: Path, config: SiteConfig, label: str, dig
 def _write_previous_diff(out: Path, previous: str | None, folder: Path, env, progress: Progress) -> None:
     if previous and (out / previous / "manifest.json").is_file():
         progress.stage(f"comparing with {previous}")
-        from .diff import diff_versions
-
         try:
             write_diff_page(out, diff_versions(out / previous, folder), env)
         except Exception as exc:  # the new version is complete and published either way
@@ -282,18 +271,14 @@ class BackgroundRenders:
             self.stop.set()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
-    def start_early(self, source: Path, name: str, files: Mapping[str, bytes]) -> None:
-        """Render a run folder's SVG files from the moment they are read, while the rest
-        is read, the log validated and the run audited and analysed (one core would sit
-        idle); only those the calls name are kept (``start``, ``result``)."""
-        contract = load_contract(source / "experiments" / name, f"experiments/{name}", Collector())
-        svgs = svg_files(files)
-        if contract is not None and svgs:
-            self._submit(contract.id, contract_render_settings(contract), svgs)
-
-    def cancel(self) -> None:
-        """Nothing started is needed after all (the version is up to date)."""
-        self.stop.set()
+    def start_early(self, snapshot: SourceSnapshot, source: Path) -> None:
+        """Render every SVG file of each run folder from the moment it is read, while the
+        log is validated and the run audited and analysed (one core would sit idle)."""
+        for name, files in snapshot.runs.items():
+            contract = load_contract(source / "experiments" / name, f"experiments/{name}", Collector())
+            svgs = svg_files(files)
+            if contract is not None and svgs:
+                self._submit(contract.id, contract_render_settings(contract), svgs)
 
     def start(self, run: ValidatedRun, artifacts: dict[str, CallArtifacts]) -> None:
         """The SVGs the run's calls need: those an early job is not already rendering."""
@@ -329,11 +314,6 @@ def _svgs(artifacts: dict[str, CallArtifacts]) -> dict[str, bytes]:
 
 def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Progress,
              renders: BackgroundRenders) -> Report:
-    from .analyze import analyze_run
-    from .charts import build_charts
-    from .claims import build_claims
-    from .render import Report, RunReport
-
     runs = []
     for item in audited:
         run = item.run

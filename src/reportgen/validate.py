@@ -9,8 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from functools import partial
-from typing import Callable, Mapping
+from typing import Mapping
 
 from .calllog import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, RawLog, RawRow, find_log, read_log
 from .config import SAFE_ID, RunContract, SiteConfig, load_contract, load_site_config, parse_timestamp
@@ -130,15 +129,9 @@ class SourceSnapshot:
     digest: str
 
 
-OnSvgs = Callable[[str, Mapping[str, bytes]], None]
-
-
-def read_source(source: Path, on_svgs: OnSvgs | None = None) -> SourceSnapshot | None:
+def read_source(source: Path) -> SourceSnapshot | None:
     """Every input file, read and hashed; None when the site configuration itself has
-    problems (``load_source`` then reports them, with every other problem).
-
-    ``on_svgs(experiment, {path: bytes})`` is given each run's SVG files (if any) as soon as they
-    are read, before its other files: drawing them can start while the rest is read."""
+    problems (``load_source`` then reports them, with every other problem)."""
     problems = Collector()
     if not source.is_dir():
         return None
@@ -147,7 +140,7 @@ def read_source(source: Path, on_svgs: OnSvgs | None = None) -> SourceSnapshot |
     names = _experiment_names(experiments_dir, config, problems)
     if config is None or problems.problems:
         return None
-    runs = {name: read_run_files(experiments_dir / name, on_svgs and partial(on_svgs, name)) for name in names}
+    runs = {name: read_run_files(experiments_dir / name) for name in names}
     return SourceSnapshot(config, runs, _digest(source, [(f"experiments/{n}", f) for n, f in runs.items()]))
 
 
@@ -375,14 +368,9 @@ def artifact_problem(folder: Path, rel: str, files: RunFiles | None = None) -> s
     return None
 
 
-def is_svg_name(name: str) -> bool:
-    return name.lower().endswith(".svg")
-
-
-def read_run_files(folder: Path, on_svgs: Callable[[Mapping[str, bytes]], None] | None = None) -> RunFiles:
+def read_run_files(folder: Path) -> RunFiles:
     """Read every regular file below ``folder`` once (plain strings: a Path object per
-    file costs more than reading a small file); the SVG files first when ``on_svgs``
-    wants them early."""
+    file costs more than reading a small file)."""
     found: list[tuple[tuple[str, ...], str]] = []
     dirs: list[str] = []
     links: list[str] = []
@@ -401,24 +389,11 @@ def read_run_files(folder: Path, on_svgs: Callable[[Mapping[str, bytes]], None] 
 
     walk(str(folder), ())
     found.sort(key=lambda item: item[0])
-    named = [("/".join(parts), path) for parts, path in found]
-    read: dict[str, bytes] = {}
-    if on_svgs is not None:
-        for rel, path in named:
-            if is_svg_name(rel):
-                read[rel] = _read(path)
-        if read:
-            on_svgs(read)
-    for rel, path in named:
-        if rel not in read:
-            read[rel] = _read(path)
-    data = read if on_svgs is None else {rel: read[rel] for rel, _ in named}  # in sorted-Path order
+    data = {}
+    for parts, path in found:
+        with open(path, "rb") as handle:
+            data["/".join(parts)] = handle.read()
     return RunFiles(data, frozenset(dirs), tuple(sorted(links)))
-
-
-def _read(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
 
 
 def plain_files(folder: Path) -> list[tuple[str, str]]:
