@@ -210,16 +210,24 @@ def _write_file(root: Path, rel: str, data: bytes) -> tuple[int, int, int]:
     if rel.startswith(("/", "\\")) or ".." in rel.replace("\\", "/").split("/"):
         raise PublishError(f"refusing to write {rel!r}: it leaves the site folder")
     path = os.path.join(root, rel)
+    # Four system calls a file; open() would add a buffer, an isatty check, a seek and
+    # a second fstat, 200,000 times over on a large site.
     try:
-        handle = open(path, "wb")
+        fd = os.open(path, _CREATE, 0o666)
     except FileNotFoundError:  # the first file of its folder: one mkdir, not one per file
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        handle = open(path, "wb")
-    with handle:
-        handle.write(data)
-        handle.flush()
-        st = os.fstat(handle.fileno())
+        fd = os.open(path, _CREATE, 0o666)
+    try:
+        rest = memoryview(data)
+        while rest:
+            rest = rest[os.write(fd, rest):]
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
 
 
 def _atomic_text(path: Path, data: bytes) -> None:
