@@ -9,9 +9,11 @@ runs on the same source with the cache and the site the cold build left.
 
 Disk caching moves these times by a third from one run to the next, so before each timed
 step the disk is synced (no step pays for an earlier one's writes) and the source is read
-once (every step reads it from memory), and with --repeat N
-the three steps run N times in turn: the ratios are those of the medians, with each
-step's range beside them. Prints peak memory and the size of the site too.
+once (every step reads it from memory). The machine's speed drifts too, so the floor is
+timed before and after each cold build, and each round's ratio is the cold build over the
+mean of the two floors around it. With --repeat N the steps run N times in turn; the
+table's ratios are those of the medians, with each step's range beside them. Prints peak
+memory and the size of the site too.
 """
 
 from __future__ import annotations
@@ -107,7 +109,7 @@ def main() -> None:
     parser.add_argument("--services", type=int, default=50)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--distinct-svgs", type=int, default=2000)
-    parser.add_argument("--repeat", type=int, default=1, help="rounds of floor, cold build and rebuild")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of cold build, rebuild and floor")
     parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temporary one)")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="reportgen-bench-"))
@@ -120,21 +122,29 @@ def main() -> None:
     t = time.perf_counter()
     read = warm(source)
     print(f"read the source ({read / 2**20:.0f} MiB) in {time.perf_counter() - t:.1f} s")
-    floors, colds, forces, peaks = [], [], [], []
-    for round_ in range(1, args.repeat + 1):
-        for folder in (site, cache, work / "floor"):
-            shutil.rmtree(folder, ignore_errors=True)
-        settle(source)
-        floors.append(floor(source, work / "floor"))
+    def timed_floor() -> float:
         shutil.rmtree(work / "floor", ignore_errors=True)
+        settle(source)
+        seconds = floor(source, work / "floor")
+        shutil.rmtree(work / "floor", ignore_errors=True)
+        return seconds
+
+    floors = [timed_floor()]  # timed before and after each cold build
+    colds, forces, peaks, ratios = [], [], [], []
+    for round_ in range(1, args.repeat + 1):
+        for folder in (site, cache):
+            shutil.rmtree(folder, ignore_errors=True)
         settle(source)
         cold_s, cold_kib, summary = timed_build(source, site, cache)
         settle(source)
         force_s, force_kib, force_summary = timed_build(source, site, cache, "--force")
+        floors.append(timed_floor())
         colds.append(cold_s)
         forces.append(force_s)
         peaks.append(max(cold_kib, force_kib))
-        print(f"round {round_}: floor {floors[-1]:.1f} s, cold {cold_s:.1f} s ({cold_kib / 1024:.0f} MiB), "
+        ratios.append(cold_s / statistics.mean(floors[-2:]))
+        print(f"round {round_}: cold {cold_s:.1f} s ({cold_kib / 1024:.0f} MiB) = {ratios[-1]:.2f} x the floor "
+              f"around it ({floors[-2]:.1f} s before, {floors[-1]:.1f} s after); "
               f"--force {force_s:.1f} s ({force_kib / 1024:.0f} MiB)", flush=True)
     size, files = size_of(site / "v1")
     print(summary)
@@ -148,6 +158,8 @@ def main() -> None:
     print(f"{'floor':18}{floor_s:10.1f}{spread(floors):>13}{'1.00 x floor':>16}")
     print(f"{'cold build':18}{cold_s:10.1f}{spread(colds):>13}{cold_s / floor_s:11.2f} x floor")
     print(f"{'--force rebuild':18}{force_s:10.1f}{spread(forces):>13}{force_s / cold_s:11.2f} x cold")
+    print("cold build over the mean of the floors timed just before and after it, round by round: "
+          + ", ".join(f"{r:.2f}" for r in ratios) + f" (highest {max(ratios):.2f})")
     print(f"\npeak memory of a build: {max(peaks) / 1024:.0f} MiB")
     print(f"site: {size / 2**20:.0f} MiB = {size / 1e9:.3f} GB in {files} files ({size / n / 1024:.1f} KiB per call); "
           f"{n} calls, {args.distinct_svgs} distinct SVGs, {os.cpu_count()} cores, {args.repeat} round(s)")
