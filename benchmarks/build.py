@@ -27,7 +27,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -35,7 +34,7 @@ import jinja2
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from make_leaderboard import generate  # noqa: E402
+from make_leaderboard import add_size_arguments, source_in  # noqa: E402
 
 CALL_PAGE = jinja2.Environment(autoescape=True).from_string(
     "<!DOCTYPE html><html><head><meta charset=utf-8><title>{{ row.call_id }}</title></head><body>"
@@ -106,18 +105,11 @@ def size_of(folder: Path) -> tuple[int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--services", type=int, default=50)
-    parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--distinct-svgs", type=int, default=2000)
+    add_size_arguments(parser)
     parser.add_argument("--repeat", type=int, default=1, help="rounds of cold build, rebuild and floor")
-    parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temporary one)")
     args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="reportgen-bench-"))
-    source, site, cache = work / "source", work / "site", work / "cache"
-    if not (source / "reportgen.toml").exists():
-        t = time.perf_counter()
-        generate(source, args.services, args.calls, args.distinct_svgs, 4, 20261001)
-        print(f"generated {args.services} x {args.calls} calls in {time.perf_counter() - t:.1f} s")
+    work, source = source_in(args, "reportgen-bench-")
+    site, cache = work / "site", work / "cache"
     n = args.services * args.calls
     t = time.perf_counter()
     read = warm(source)

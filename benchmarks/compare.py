@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 from build import settle  # noqa: E402
-from make_leaderboard import generate  # noqa: E402
+from make_leaderboard import add_size_arguments, source_in  # noqa: E402
 
 
 def cold_build(src: Path, source: Path, work: Path) -> float:
@@ -55,16 +55,10 @@ def checkout(ref: str, into: Path) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", required=True, help="git commit to compare with (e.g. HEAD~1, main)")
-    parser.add_argument("--services", type=int, default=50)
-    parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--distinct-svgs", type=int, default=2000)
+    add_size_arguments(parser)
     parser.add_argument("--repeat", type=int, default=3, help="builds of each tree")
-    parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temporary one)")
     args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="reportgen-compare-"))
-    source = work / "source"
-    if not (source / "reportgen.toml").exists():
-        generate(source, args.services, args.calls, args.distinct_svgs, 4, 20261001)
+    work, source = source_in(args, "reportgen-compare-")
     current = ROOT / "src"
     with tempfile.TemporaryDirectory(prefix="reportgen-baseline-") as tmp:
         baseline = checkout(args.baseline, Path(tmp) / "tree")

@@ -17,6 +17,8 @@ import hashlib
 import json
 import random
 import sys
+import tempfile
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -140,6 +142,26 @@ render_viewport = "400x300"
     config = out / "reportgen.toml"
     if not config.exists():
         config.write_text(f'title = "{title or "Relay leaderboard"}"\nversion = "v1"\n', encoding="utf-8")
+
+
+def add_size_arguments(parser: argparse.ArgumentParser) -> None:
+    """The size of the generated source and the scratch folder, as the timing
+    benchmarks (build.py, compare.py) take them."""
+    parser.add_argument("--services", type=int, default=50)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--distinct-svgs", type=int, default=2000)
+    parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temporary one)")
+
+
+def source_in(args: argparse.Namespace, prefix: str) -> tuple[Path, Path]:
+    """The scratch folder and the source in it, generated unless it is there already."""
+    work = args.work or Path(tempfile.mkdtemp(prefix=prefix))
+    source = work / "source"
+    if not (source / "reportgen.toml").exists():
+        started = time.perf_counter()
+        generate(source, args.services, args.calls, args.distinct_svgs, 4, 20261001)
+        print(f"generated {args.services} x {args.calls} calls in {time.perf_counter() - started:.1f} s")
+    return work, source
 
 
 def main() -> None:
