@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from functools import partial
 
 import pytest
@@ -22,16 +23,52 @@ def test_files_written_by_every_process_are_in_the_manifest(tmp_path):
     assert all((folder / rel).read_bytes() == b"page %s" % rel[6:-5].encode() for rel in manifest)
 
 
-def failing_task(writer: VersionWriter, i: int) -> None:
-    if i % 2:
+def failing_task(writer: VersionWriter, build_pid: int, i: int) -> None:
+    time.sleep(0.01)  # long enough that the helper takes some of the jobs
+    if os.getpid() != build_pid:
         raise RuntimeError("disk on fire")
     writer.add(f"calls/{i}.html", b"page")
 
 
-@pytest.mark.skipif(not hasattr(os, "fork") or (os.cpu_count() or 1) < 2, reason="one process only")
+two_processes = pytest.mark.skipif(not hasattr(os, "fork") or (os.cpu_count() or 1) < 2, reason="one process only")
+
+
+@two_processes
 def test_a_failing_helper_publishes_nothing(tmp_path):
     with pytest.raises(PublishError, match="a page-writing process failed"):
         with VersionWriter(tmp_path, "v1") as writer:
-            writer.run_tasks([partial(failing_task, writer, i) for i in range(10)])
+            writer.run_tasks([partial(failing_task, writer, os.getpid(), i) for i in range(20)])
             writer.commit()
     assert list(tmp_path.iterdir()) == []
+
+
+def task_failing_in_the_build(writer: VersionWriter, build_pid: int, i: int) -> None:
+    time.sleep(0.01)
+    if os.getpid() == build_pid and i > 5:
+        raise RuntimeError("disk on fire")
+    writer.add(f"calls/{i}.html", b"page")
+
+
+@two_processes
+def test_a_failing_build_stops_its_helpers_and_publishes_nothing(tmp_path):
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        with VersionWriter(tmp_path, "v1") as writer:
+            writer.run_tasks([partial(task_failing_in_the_build, writer, os.getpid(), i) for i in range(200)])
+    assert list(tmp_path.iterdir()) == []
+
+
+def timed_page(writer: VersionWriter, i: int, seconds: float) -> None:
+    time.sleep(seconds)
+    writer.add(f"calls/{i}.html", str(os.getpid()).encode())
+
+
+@two_processes
+def test_jobs_go_to_whichever_process_is_free(tmp_path):
+    # One long job first, then many short ones: the process that took the long one
+    # must not also be handed half of the rest.
+    with VersionWriter(tmp_path, "v1") as writer:
+        writer.run_tasks([partial(timed_page, writer, i, 0.6 if i == 0 else 0.01) for i in range(41)])
+        folder = writer.commit()
+    writers = [(folder / f"calls/{i}.html").read_text() for i in range(41)]
+    assert len(set(writers)) == 2  # both processes wrote pages
+    assert writers.count(writers[0]) < 10  # the long job's process wrote few of the rest

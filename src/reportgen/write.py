@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import shutil
 import signal
@@ -117,19 +118,21 @@ class VersionWriter:
 
     def run_tasks(self, tasks: Sequence[Callable[[], None]]) -> None:
         """Run jobs that ``add`` files, shared with forked copies of this process on
-        every core: pages are CPU-bound and independent. Each process writes its own
-        share into the temporary folder; a helper sends back only the hashes."""
+        every core: pages are CPU-bound and independent. Each process takes the next
+        job not yet taken, so all finish together however uneven the jobs (the first
+        ones are the large pages); each writes its files into the temporary folder, and
+        a helper sends back only their hashes."""
         n = min(os.cpu_count() or 1, len(tasks))
         if n < 2 or not hasattr(os, "fork"):
             for task in tasks:
                 task()
             return
+        queue = _TaskQueue(tasks)
         helpers: list[tuple[int, int]] = []
         try:
-            for k in range(1, n):
-                helpers.append(self._fork_helper(tasks[k::n]))
-            for task in tasks[0::n]:
-                task()
+            for _ in range(1, n):
+                helpers.append(self._fork_helper(queue))
+            queue.run()
             for pid, fd in helpers:
                 with os.fdopen(fd, "rb") as pipe:
                     body = pipe.read()
@@ -141,7 +144,8 @@ class VersionWriter:
                 self.stats.update((rel, tuple(st)) for rel, st in share["stats"].items())
             helpers = []
         finally:
-            for pid, fd in helpers:  # this process failed first: stop the helpers
+            queue.stop()  # this process failed first: the helpers take no more jobs
+            for pid, fd in helpers:  # and are stopped
                 try:
                     os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
@@ -149,7 +153,7 @@ class VersionWriter:
                 except OSError:
                     pass
 
-    def _fork_helper(self, share: Sequence[Callable[[], None]]) -> tuple[int, int]:
+    def _fork_helper(self, queue: "_TaskQueue") -> tuple[int, int]:
         read, write = os.pipe()
         parent = os.getpid()
         pid = os.fork()
@@ -160,8 +164,7 @@ class VersionWriter:
         code = 1
         try:
             self.parent, self.hashes, self.stats = parent, {}, {}
-            for task in share:
-                task()
+            queue.run()
             with os.fdopen(write, "wb") as pipe:
                 pipe.write(json.dumps({"hashes": self.hashes, "stats": self.stats}).encode("utf-8"))
             code = 0
@@ -193,6 +196,29 @@ class VersionWriter:
         if self.tmp is not None:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.tmp = None
+
+
+class _TaskQueue:
+    """Jobs taken one at a time, in order, by the processes that share them: a counter
+    in memory shared across fork (taking one costs about a microsecond; a page, a
+    few hundred)."""
+
+    def __init__(self, tasks: Sequence[Callable[[], None]]) -> None:
+        self.tasks = tasks
+        self.next = multiprocessing.Value("q", 0)
+
+    def run(self) -> None:
+        while True:
+            with self.next.get_lock():
+                i = self.next.value
+                self.next.value = i + 1
+            if i >= len(self.tasks):
+                return
+            self.tasks[i]()
+
+    def stop(self) -> None:
+        with self.next.get_lock():
+            self.next.value = len(self.tasks)
 
 
 def write_version(out: Path, version: str, files: Mapping[str, bytes]) -> Path:
