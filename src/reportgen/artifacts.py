@@ -337,7 +337,14 @@ def _failed(sha: str, note: str, notes: Iterable[str] = ()) -> Render:
     return Render(sha, None, None, None, None, (*notes, note))
 
 
+RENDER_NICENESS = 10  # renders take the cores the build's own thread leaves
+
+
 def _init_worker() -> None:
+    try:  # the build's own thread reads, checks and analyses meanwhile, and decides when pages can start
+        os.nice(RENDER_NICENESS)
+    except (AttributeError, OSError):  # pragma: no cover - not on every platform
+        pass
     try:
         import resource
 
