@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
+
+import markupsafe
+from markupsafe import Markup
 
 from conftest import default_rows
+from reportgen import escaping, render
 from reportgen.artifacts import RenderSettings, render_one
 from sitecheck import parse, text
 
@@ -123,3 +128,32 @@ def test_render_time_budget(monkeypatch):
     result = render_one(svg, quick)
     assert result.png is None
     assert "did not finish in 0.2 s" in result.notes[-1]
+
+
+class _Safe:
+    def __html__(self) -> str:
+        return "<b>already safe</b>"
+
+
+class _Text(str):
+    pass
+
+
+ESCAPE_CASES = ["", "plain", "<script>alert('x')</script>", 'a "quoted" & <tagged> \'word\'', "ünïcödé ✓ <",
+                Markup("<em>markup</em>"), Markup("&amp; <b>"), _Safe(), _Text("<i>sub</i>"), 42, 3.5, None, True,
+                b"<bytes>", ("<tuple>",)]
+
+
+def test_the_page_escaper_is_markupsafes():
+    for value in ESCAPE_CASES:
+        ours, theirs = escaping.escape(value), markupsafe.escape(value)
+        assert type(ours) is Markup and ours == theirs, value
+
+
+def test_templates_escape_through_it():
+    env = render.theme_environment(Path("."), "default")
+    template = env.from_string("{{ text }}|{{ safe }}|{{ html }}|{{ number }}")
+    if escaping._escape_inner is not None:  # markupsafe 2's own escape is C already
+        assert template.root_render_func.__globals__["escape"] is escaping.escape
+    out = template.render(text="<a href='x'>&</a>", safe=Markup("<br>"), html=_Safe(), number=7)
+    assert out == "&lt;a href=&#39;x&#39;&gt;&amp;&lt;/a&gt;|<br>|<b>already safe</b>|7"

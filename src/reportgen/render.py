@@ -28,6 +28,7 @@ from .artifacts import CallArtifacts, Render, RenderSettings
 from .audit import Finding
 from .charts import Chart
 from .content import RenderedPage
+from .escaping import EscapingTemplate
 from .claims import RESULTS_SCHEMA, Claim, comparison_key
 from .outcomes import OUTCOME_LABELS, STATUS_LABELS
 from .redaction import is_redacted, redactions_json
@@ -75,6 +76,7 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
         loader=jinja2.ChoiceLoader(loaders), autoescape=True, undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, auto_reload=False,
     )
+    env.template_class = EscapingTemplate
     env.filters["text"] = element_text
     env.globals.update(
         percent=present.percent, points=present.points, p_value=present.p_value,

@@ -1,0 +1,50 @@
+"""HTML escaping for page templates: markupsafe's escape, in fewer steps.
+
+Every ``{{ value }}`` of an autoescaping template goes through the ``escape`` of the
+compiled template's module. A call page has some eighty of them, and markupsafe 3's
+escape is Python around a C core that builds each result through Markup's own
+constructor: on a large site it is an eighth of the instructions spent rendering
+pages. ``escape`` below gives the same result with fewer steps, and
+``EscapingTemplate`` has the templates of an environment call it.
+"""
+
+from __future__ import annotations
+
+import jinja2
+import markupsafe
+from markupsafe import Markup
+
+try:  # the C core of markupsafe 3's escape (markupsafe 2's escape is all C: nothing to gain)
+    from markupsafe import _escape_inner
+except ImportError:  # pragma: no cover - markupsafe 2
+    _escape_inner = None
+
+_new_str = str.__new__
+
+
+def escape(value: object) -> Markup:
+    """markupsafe.escape(value): the text of a Markup is already safe; any other value
+    is escaped by markupsafe's own C function, and the result made as a Markup directly
+    (the checks Markup's constructor would repeat are done here)."""
+    kind = type(value)
+    if kind is str:
+        return _new_str(Markup, _escape_inner(value))
+    if kind is Markup:
+        return value  # type: ignore[return-value]
+    if hasattr(value, "__html__"):
+        return _new_str(Markup, value.__html__())
+    return _new_str(Markup, _escape_inner(str(value)))
+
+
+class EscapingTemplate(jinja2.Template):
+    """A template whose output expressions escape through ``escape``."""
+
+    @classmethod
+    def from_code(cls, environment, code, globals, uptodate=None):
+        template = super().from_code(environment, code, globals, uptodate)
+        # The compiled module imported markupsafe's escape by name; its blocks and
+        # macros look the name up there at every call.
+        namespace = template.root_render_func.__globals__
+        if _escape_inner is not None and namespace.get("escape") is markupsafe.escape:
+            namespace["escape"] = escape
+        return template
