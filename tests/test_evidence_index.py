@@ -20,7 +20,7 @@ def direct(claims, calls):
         for call_id in claim.evidence:
             cited.setdefault((claim.experiment, call_id), []).append(claim.id)
             view = calls.get((claim.experiment, call_id))
-            groups.setdefault(view["call"].service if view else "", []).append(call_id)
+            groups.setdefault(view.call.service if view else "", []).append(call_id)
         links = []
         for service, ids in groups.items():
             key = hashlib.sha256("\x1f".join((claim.experiment, service, *ids)).encode()).hexdigest()[:16]
@@ -37,7 +37,7 @@ def test_the_index_matches_the_direct_computation():
         for service in ("a", "b", "c"):
             for i in range(30):
                 call_id = f"{service}-{i:02d}"
-                calls[(run, call_id)] = {"call": SimpleNamespace(service=service, call_id=call_id)}
+                calls[(run, call_id)] = SimpleNamespace(call=SimpleNamespace(service=service, call_id=call_id))
     ids = {run: [c for (r, c) in calls if r == run] for run in ("board", "weekly")}
     of = {(run, s): [c for c in ids[run] if c.startswith(s)] for run in ids for s in "abc"}
     claims = []

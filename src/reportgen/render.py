@@ -23,16 +23,17 @@ import jinja2
 from markupsafe import Markup
 
 from . import __version__, present
-from .analyze import ExperimentAnalysis
-from .artifacts import CallArtifacts, Render, RenderSettings
+from .analyze import ExperimentAnalysis, ServiceResult
+from .artifacts import Artifact, CallArtifacts, Render, RenderSettings
 from .audit import Finding
 from .charts import Chart
+from .config import RunContract, Service
 from .content import RenderedPage
 from .escaping import EscapingTemplate
 from .claims import RESULTS_SCHEMA, Claim, comparison_key
 from .outcomes import OUTCOME_LABELS, STATUS_LABELS
 from .redaction import is_redacted, redactions_json
-from .validate import ValidatedSource
+from .validate import Call, ValidatedSource
 
 ARTIFACTS_SCHEMA = "reportgen.artifacts/2"
 
@@ -61,6 +62,45 @@ class Report:
     @property
     def claims(self) -> tuple[Claim, ...]:
         return tuple(c for r in self.runs for c in r.claims)
+
+
+# What the templates read about runs, services and calls. Attributes, not dict keys: a
+# template's ``call.page`` on a dict first fails as an attribute (an exception), and a
+# call page reads some twenty of them, 100,000 pages over.
+@dataclass(frozen=True, slots=True)
+class CallView:
+    call: Call
+    artifacts: tuple[Artifact, ...]
+    response: Artifact | None
+    svg: Artifact | None
+    render: Render | None
+    request: bytes | None  # the published request body, if any
+    request_redacted: str | None  # the published (redacted) body's hash, if redacted
+    page: str
+    counted: bool  # in the first-submission metrics
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceView:
+    id: str
+    service: Service
+    result: ServiceResult
+    calls: tuple[CallView, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    id: str
+    contract: RunContract
+    analysis: ExperimentAnalysis
+    services: tuple[ServiceView, ...]
+    calls: tuple[CallView, ...]
+    comparison_key: str | None
+    settings: RenderSettings
+    contract_text: str
+    log_name: str
+    findings: tuple[Finding, ...]
+    charts: tuple[Chart, ...]
 
 
 def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
@@ -148,30 +188,30 @@ def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda
         if os.getpid() == owner:
             tick()
 
-    def call_page_task(view: dict, call: dict, cited: tuple[str, ...], cited_page: str | None) -> None:
+    def call_page_task(view: RunView, call: CallView, cited: tuple[str, ...], cited_page: str | None) -> None:
         excerpt, shortened = response_excerpt(call)
-        page(call["page"], "call.html", run=view, call=call, cited_by=cited, cited_page=cited_page,
+        page(call.page, "call.html", run=view, call=call, cited_by=cited, cited_page=cited_page,
              response_excerpt=excerpt, response_shortened=shortened)
 
     views = [_run_view(r) for r in report.runs]
-    calls = {(v["id"], c["call"].call_id): c for v in views for c in v["calls"]}
+    calls = {(v.id, c.call.call_id): c for v in views for c in v.calls}
     evidence_sets, claim_evidence, cited_by = evidence_index(report.claims, calls)
     # The large single files first, so that they are shared out between processes too.
     large: list[Callable[[], None]] = [partial(page, "index.html", "index.html", runs=views)]
     tasks: list[Callable[[], None]] = []
     artifact_paths: set[str] = set()
     for run, view in zip(report.runs, views):
-        rid = view["id"]
+        rid = view.id
         large.append(partial(page, f"experiments/{rid}/index.html", "experiment.html", run=view))
-        for service in view["services"]:
-            tasks.append(partial(page, f"experiments/{rid}/{service['id']}.html", "service.html", run=view,
+        for service in view.services:
+            tasks.append(partial(page, f"experiments/{rid}/{service.id}.html", "service.html", run=view,
                                  service=service))
         # A long list of claims is the same for many calls (all of one service, say):
         # written once on its own page, which those call pages link to.
         cited_sets: dict[tuple[str, ...], str] = {}
         n_citing: dict[tuple[str, ...], int] = {}
-        for call in view["calls"]:
-            cited = cited_by.get((rid, call["call"].call_id), ())
+        for call in view.calls:
+            cited = cited_by.get((rid, call.call.call_id), ())
             cited_page = None
             if len(cited) > CITED_INLINE:
                 if cited not in cited_sets:
@@ -213,14 +253,14 @@ RESPONSE_EXCERPT = 400  # characters of the raw response shown on a call page; t
 _SVG_TEXT = re.compile(r"<svg\b.*?</svg\s*>", re.S | re.I)
 
 
-def response_excerpt(view: Mapping) -> tuple[str, bool]:
+def response_excerpt(view: CallView) -> tuple[str, bool]:
     """The start of a call's raw response for its page, and whether it is shortened (the
     whole response is its own published file). Made by the page's own task, in parallel."""
-    response = view["response"]
+    response = view.response
     whole = response.data.decode("utf-8", "replace") if response else ""
     # The drawing and its source are shown and linked apart: not again in the response.
     text = _SVG_TEXT.sub(lambda m: f"[an SVG of {len(m.group(0))} characters: see Output]", whole) \
-        if view["svg"] is not None else whole
+        if view.svg is not None else whole
     return text[:RESPONSE_EXCERPT] + ("…" if len(text) > RESPONSE_EXCERPT else ""), text[:RESPONSE_EXCERPT] != whole
 
 
@@ -228,7 +268,7 @@ EVIDENCE_PREVIEW = 6  # thumbnails shown with each claim on claims.html
 EVIDENCE_THUMBS = 200  # an evidence page this long or shorter shows thumbnails
 
 
-def evidence_index(claims: Sequence[Claim], calls: Mapping[tuple[str, str], dict]) -> tuple[dict, dict, dict]:
+def evidence_index(claims: Sequence[Claim], calls: Mapping[tuple[str, str], CallView]) -> tuple[dict, dict, dict]:
     """Evidence lists, each written once however many claims share it, and the claims
     each call is evidence for.
 
@@ -240,7 +280,7 @@ def evidence_index(claims: Sequence[Claim], calls: Mapping[tuple[str, str], dict
     call, where claims times their evidence runs to millions."""
     service_of: dict[str, dict[str, str]] = {}
     for (run_id, call_id), view in calls.items():
-        service_of.setdefault(run_id, {})[call_id] = view["call"].service
+        service_of.setdefault(run_id, {})[call_id] = view.call.service
     sets: dict[str, tuple[str, str, tuple[str, ...]]] = {}
     by_claim: dict[str, list[tuple[str, int, str]]] = {}
     citing: dict[str, list[int]] = {}  # set key -> the positions of the claims linking to it
@@ -375,7 +415,7 @@ def _artifact_files(run: RunReport) -> dict[str, bytes]:
     return files
 
 
-def _run_view(run: RunReport) -> dict:
+def _run_view(run: RunReport) -> RunView:
     """What the templates need about one run, computed once per page set."""
     analysis = run.analysis
     vr = analysis.run
@@ -384,27 +424,23 @@ def _run_view(run: RunReport) -> dict:
     for call in vr.calls:
         bundle = run.artifacts.get(call.call_id)
         svg = bundle.first("svg") if bundle else None
-        response = bundle.first("response") if bundle else None
-        calls.append({
-            "call": call, "artifacts": bundle.files if bundle else (),
-            "response": response, "svg": svg, "render": run.renders.get(svg.sha256) if svg else None,
-            "request": vr.requests.get(call.request_hex),
-            "request_redacted": is_redacted(vr, call.request_hex),
-            "page": call_page(contract.id, call.service, call.call_id),
-            "counted": call.phase == "formal" and call.attempt == 1,
-        })
-    by_service: dict[str, list[dict]] = {}
+        calls.append(CallView(
+            call=call, artifacts=bundle.files if bundle else (),
+            response=bundle.first("response") if bundle else None,
+            svg=svg, render=run.renders.get(svg.sha256) if svg else None,
+            request=vr.requests.get(call.request_hex),
+            request_redacted=is_redacted(vr, call.request_hex),
+            page=call_page(contract.id, call.service, call.call_id),
+            counted=call.phase == "formal" and call.attempt == 1,
+        ))
+    by_service: dict[str, list[CallView]] = {}
     for view in calls:
-        by_service.setdefault(view["call"].service, []).append(view)
-    services = []
-    for s in contract.services:
-        result = analysis.overall.service(s.id)
-        services.append({"id": s.id, "service": s, "result": result, "calls": by_service.get(s.id, [])})
+        by_service.setdefault(view.call.service, []).append(view)
+    services = tuple(ServiceView(s.id, s, analysis.overall.service(s.id), tuple(by_service.get(s.id, ())))
+                     for s in contract.services)
     key = f"{contract.id}.{comparison_key(analysis.overall.comparisons[0])}" if analysis.overall.comparisons else None
-    return {
-        "id": contract.id, "contract": contract, "analysis": analysis, "services": services,
-        "calls": calls, "comparison_key": key, "settings": run.settings,
-        "contract_text": contract.text,
-        "log_name": vr.log.name,
-        "findings": run.findings, "charts": run.charts,
-    }
+    return RunView(
+        id=contract.id, contract=contract, analysis=analysis, services=services, calls=tuple(calls),
+        comparison_key=key, settings=run.settings, contract_text=contract.text, log_name=vr.log.name,
+        findings=run.findings, charts=run.charts,
+    )
