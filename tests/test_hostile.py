@@ -8,6 +8,7 @@ ever published as text/plain, and a note on each call whose drawing could not be
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 import time
@@ -19,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import default_rows
-from reportgen.artifacts import RenderSettings, render_all
+from reportgen.artifacts import RenderSettings, render_all, svg_spans
 from reportgen.calllog import read_log
 from reportgen.content import Page, render_pages
 from reportgen.errors import Collector, InputError
@@ -318,3 +319,22 @@ def test_redacted_copy_is_published_recorded_and_verifiable(make_source, run_cli
     results = json_.loads(text(version / "data/results.json"))
     assert {f["code"] for f in results["findings"]} == {"credential-redacted"}
     assert run_cli("verify", version).exit_code == 0
+
+
+SVG_REGEX = re.compile(r"<svg\b.*?</svg\s*>", re.S | re.I)
+FRAGMENTS = ["<svg", "<SVG ", "<svg>", "</svg>", "</svg >", "</SvG\n>", "<svgx>", "</svgx>", "<", ">", "x", " ", "\n", "é"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=30))
+def test_svg_spans_are_what_the_lazy_regex_matches(pieces):
+    text = "".join(pieces)
+    assert list(svg_spans(text)) == [m.span() for m in SVG_REGEX.finditer(text)]
+    data = text.encode("utf-8")
+    assert list(svg_spans(data)) == [m.span() for m in re.compile(SVG_REGEX.pattern.encode(), re.S | re.I).finditer(data)]
+
+
+def test_many_unclosed_svg_tags_are_one_pass():
+    # The lazy regex retried from each of these: about ten seconds for this response.
+    assert list(svg_spans("<svg " * 20_000)) == []
+    assert list(svg_spans("<svg " * 20_000 + "</svg>")) == [(0, 100_006)]

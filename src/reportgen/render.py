@@ -12,7 +12,6 @@ import html
 import itertools
 import json
 import os
-import re
 from dataclasses import dataclass
 from functools import partial
 from importlib import resources
@@ -24,7 +23,7 @@ from markupsafe import Markup
 
 from . import __version__, present
 from .analyze import ExperimentAnalysis, ServiceResult
-from .artifacts import Artifact, CallArtifacts, Render, RenderSettings
+from .artifacts import Artifact, CallArtifacts, Render, RenderSettings, svg_spans
 from .audit import Finding
 from .charts import Chart
 from .config import RunContract, Service
@@ -250,7 +249,6 @@ def _emit_made(emit: Emit, path: str, make: Callable[[], bytes]) -> None:
 
 CITED_INLINE = 8  # a call page lists up to this many claims itself, more on a shared page
 RESPONSE_EXCERPT = 400  # characters of the raw response shown on a call page; the file has all
-_SVG_TEXT = re.compile(r"<svg\b.*?</svg\s*>", re.S | re.I)
 
 
 def response_excerpt(view: CallView) -> tuple[str, bool]:
@@ -258,10 +256,17 @@ def response_excerpt(view: CallView) -> tuple[str, bool]:
     whole response is its own published file). Made by the page's own task, in parallel."""
     response = view.response
     whole = response.data.decode("utf-8", "replace") if response else ""
-    # The drawing and its source are shown and linked apart: not again in the response.
-    text = _SVG_TEXT.sub(lambda m: f"[an SVG of {len(m.group(0))} characters: see Output]", whole) \
-        if view.svg is not None else whole
+    text = _without_svgs(whole) if view.svg is not None else whole
     return text[:RESPONSE_EXCERPT] + ("…" if len(text) > RESPONSE_EXCERPT else ""), text[:RESPONSE_EXCERPT] != whole
+
+
+def _without_svgs(text: str) -> str:
+    """The drawing and its source are shown and linked apart: not again in the response."""
+    pieces, last = [], 0
+    for start, end in svg_spans(text):
+        pieces += [text[last:start], f"[an SVG of {end - start} characters: see Output]"]
+        last = end
+    return "".join(pieces) + text[last:]
 
 
 EVIDENCE_PREVIEW = 6  # thumbnails shown with each claim on claims.html
