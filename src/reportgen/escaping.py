@@ -22,7 +22,7 @@ except ImportError:  # pragma: no cover - markupsafe 2
 _new_str = str.__new__
 
 
-def escape(value: object) -> Markup:
+def _escape(value: object) -> Markup:
     """markupsafe.escape(value): the text of a Markup is already safe; any other value
     is escaped by markupsafe's own C function, and the result made as a Markup directly
     (the checks Markup's constructor would repeat are done here)."""
@@ -36,6 +36,9 @@ def escape(value: object) -> Markup:
     return _new_str(Markup, _escape_inner(str(value)))
 
 
+escape = _escape if _escape_inner is not None else markupsafe.escape
+
+
 class EscapingTemplate(jinja2.Template):
     """A template whose output expressions escape through ``escape``."""
 
@@ -45,6 +48,6 @@ class EscapingTemplate(jinja2.Template):
         # The compiled module imported markupsafe's escape by name; its blocks and
         # macros look the name up there at every call.
         namespace = template.root_render_func.__globals__
-        if _escape_inner is not None and namespace.get("escape") is markupsafe.escape:
+        if namespace.get("escape") is markupsafe.escape:
             namespace["escape"] = escape
         return template

@@ -144,7 +144,7 @@ class VersionWriter:
                 self.stats.update((rel, tuple(st)) for rel, st in share["stats"].items())
             helpers = []
         finally:
-            queue.stop()  # this process failed first: the helpers take no more jobs
+            queue.stop()  # after a failure here, the helpers take no more jobs
             for pid, fd in helpers:  # and are stopped
                 try:
                     os.kill(pid, signal.SIGKILL)
@@ -153,7 +153,7 @@ class VersionWriter:
                 except OSError:
                     pass
 
-    def _fork_helper(self, queue: "_TaskQueue") -> tuple[int, int]:
+    def _fork_helper(self, queue: _TaskQueue) -> tuple[int, int]:
         read, write = os.pipe()
         parent = os.getpid()
         pid = os.fork()
@@ -200,7 +200,7 @@ class VersionWriter:
 
 class _TaskQueue:
     """Jobs taken one at a time, in order, by the processes that share them: a counter
-    in memory shared across fork (taking one costs about a microsecond; a page, a
+    in memory shared across fork (taking one costs about two microseconds; a page, a
     few hundred)."""
 
     def __init__(self, tasks: Sequence[Callable[[], None]]) -> None:
