@@ -157,3 +157,15 @@ def test_templates_escape_through_it():
         assert template.root_render_func.__globals__["escape"] is escaping.escape
     out = template.render(text="<a href='x'>&</a>", safe=Markup("<br>"), html=_Safe(), number=7)
     assert out == "&lt;a href=&#39;x&#39;&gt;&amp;&lt;/a&gt;|<br>|<b>already safe</b>|7"
+
+
+def test_templates_read_globals_from_a_plain_dict():
+    # jinja2's default (a ChainMap over the environment's globals) is copied key by key
+    # at every render; the page templates hold a dict with the same globals instead.
+    env = render.theme_environment(Path("."), "default")
+    template = env.get_template("call.html")
+    assert type(template.globals) is dict
+    assert template.globals == dict(env.globals)
+    page = env.from_string("{{ csp }}|{{ status_labels['ok'] }}|{{ milliseconds(1500) }}").render()
+    assert page.startswith(str(markupsafe.escape(render.CSP)) + "|")
+    assert page.endswith(f"|{render.STATUS_LABELS['ok']}|{render.present.milliseconds(1500)}")

@@ -4,13 +4,12 @@ Every ``{{ value }}`` of an autoescaping template goes through the ``escape`` of
 compiled template's module. A call page has some eighty of them, and markupsafe 3's
 escape is Python around a C core that builds each result through Markup's own
 constructor: on a large site it is an eighth of the instructions spent rendering
-pages. ``escape`` below gives the same result with fewer steps, and
-``EscapingTemplate`` has the templates of an environment call it.
+pages. ``escape`` below gives the same result with fewer steps (the page templates
+call it: ``render.PageTemplate``).
 """
 
 from __future__ import annotations
 
-import jinja2
 import markupsafe
 from markupsafe import Markup
 
@@ -37,17 +36,3 @@ def _escape(value: object) -> Markup:
 
 
 escape = _escape if _escape_inner is not None else markupsafe.escape
-
-
-class EscapingTemplate(jinja2.Template):
-    """A template whose output expressions escape through ``escape``."""
-
-    @classmethod
-    def from_code(cls, environment, code, globals, uptodate=None):
-        template = super().from_code(environment, code, globals, uptodate)
-        # The compiled module imported markupsafe's escape by name; its blocks and
-        # macros look the name up there at every call.
-        namespace = template.root_render_func.__globals__
-        if namespace.get("escape") is markupsafe.escape:
-            namespace["escape"] = escape
-        return template

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import jinja2
+import markupsafe
 from markupsafe import Markup
 
 from . import __version__, present
@@ -28,7 +29,7 @@ from .audit import Finding
 from .charts import Chart
 from .config import RunContract, Service
 from .content import RenderedPage
-from .escaping import EscapingTemplate
+from . import escaping
 from .claims import RESULTS_SCHEMA, Claim, comparison_key
 from .outcomes import OUTCOME_LABELS, STATUS_LABELS
 from .redaction import is_redacted, redactions_json
@@ -102,6 +103,30 @@ class RunView:
     charts: tuple[Chart, ...]
 
 
+class PageTemplate(jinja2.Template):
+    """A jinja2 template made cheaper to render, for sites of 100,000 pages.
+
+    - Its output expressions escape through ``escaping.escape`` (markupsafe's result,
+      fewer steps; a call page has some eighty of them).
+    - Its globals are a plain dict. jinja2 keeps them as a ChainMap over the
+      environment's and copies that into a new dict at every render, a key at a time:
+      a quarter of the time of a call page. ``theme_environment`` sets every global
+      before the first template is loaded and none changes after, so the copy made
+      once here holds the same.
+    """
+
+    @classmethod
+    def from_code(cls, environment, code, globals, uptodate=None):
+        template = super().from_code(environment, code, globals, uptodate)
+        # The compiled module imported markupsafe's escape by name; its blocks and
+        # macros look the name up there at every call.
+        namespace = template.root_render_func.__globals__
+        if namespace.get("escape") is markupsafe.escape:
+            namespace["escape"] = escaping.escape
+        template.globals = dict(template.globals)
+        return template
+
+
 def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
     """The user's theme folder (if the config names one) over the default theme."""
     default = resources.files("reportgen.themes") / "default" / "templates"
@@ -115,7 +140,7 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
         loader=jinja2.ChoiceLoader(loaders), autoescape=True, undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, auto_reload=False,
     )
-    env.template_class = EscapingTemplate
+    env.template_class = PageTemplate
     env.filters["text"] = element_text
     env.globals.update(
         percent=present.percent, points=present.points, p_value=present.p_value,
