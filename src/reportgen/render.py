@@ -78,6 +78,8 @@ class CallView:
     request_redacted: str | None  # the published (redacted) body's hash, if redacted
     page: str
     counted: bool  # in the first-submission metrics
+    outcome_text: str  # its outcome as pages name it, with the status when not ok
+    request_text: str | None  # the published request body as text
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,8 @@ class RunView:
     settings: RenderSettings
     contract_text: str
     log_name: str
+    log_unit: str  # what a call's place in the log is counted in: "line", or "row" in Parquet
+    renderer: str  # the renderer's settings in short
     findings: tuple[Finding, ...]
     charts: tuple[Chart, ...]
 
@@ -451,9 +455,12 @@ def _run_view(run: RunReport) -> RunView:
     vr = analysis.run
     contract = vr.contract
     calls = []
+    # Made once here rather than in the template of each of 100,000 call pages.
+    request_texts = {hexdigest: body.decode("utf-8") for hexdigest, body in vr.requests.items()}
     for call in vr.calls:
         bundle = run.artifacts.get(call.call_id)
         svg = bundle.first("svg") if bundle else None
+        outcome = OUTCOME_LABELS[call.outcome]
         calls.append(CallView(
             call=call, artifacts=bundle.files if bundle else (),
             response=bundle.first("response") if bundle else None,
@@ -462,6 +469,8 @@ def _run_view(run: RunReport) -> RunView:
             request_redacted=is_redacted(vr, call.request_hex),
             page=call_page(contract.id, call.service, call.call_id),
             counted=call.phase == "formal" and call.attempt == 1,
+            outcome_text=outcome if call.status == "ok" else f"{outcome}: {STATUS_LABELS[call.status]}",
+            request_text=request_texts.get(call.request_hex),
         ))
     by_service: dict[str, list[CallView]] = {}
     for view in calls:
@@ -472,5 +481,6 @@ def _run_view(run: RunReport) -> RunView:
     return RunView(
         id=contract.id, contract=contract, analysis=analysis, services=services, calls=tuple(calls),
         comparison_key=key, settings=run.settings, contract_text=contract.text, log_name=vr.log.name,
+        log_unit="row" if vr.log.name.endswith(".parquet") else "line", renderer=run.settings.short(),
         findings=run.findings, charts=run.charts,
     )
