@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 
 import reportgen.build
 import reportgen.rebuild
@@ -128,3 +130,17 @@ def test_without_a_cache_nothing_is_remembered(make_source, run_cli, tmp_path, m
     build(run_cli, source, out, "--no-cache")
     _, output = build(run_cli, source, out, "--no-cache")
     assert output.startswith("built ")
+
+
+def test_an_up_to_date_build_does_not_import_the_chart_libraries(make_source, run_cli, tmp_path):
+    # altair and pandas take about a second to import; only drawing charts needs them.
+    source = make_source()
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    assert run_cli("build", source, "--out", out, "--cache", cache, "-q").exit_code == 0
+    script = ("import sys; from reportgen.cli import main\n"
+              "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    assert not exit.code, exit.code\n"
+              "print(sorted(m for m in ('altair', 'pandas', 'vl_convert') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", script, "build", str(source), "--out", str(out),
+                             "--cache", str(cache)], capture_output=True, text=True, check=True)
+    assert "is up to date" in result.stdout
+    assert result.stdout.strip().splitlines()[-1] == "[]"

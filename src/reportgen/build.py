@@ -17,7 +17,6 @@ from .artifacts import (CallArtifacts, Render, RenderCache, RenderSettings, arti
                         contract_render_settings, render_cached, render_settings, svg_files)
 from .audit import Finding, audit_run
 from .calllog import searchable_text
-from .charts import build_charts
 from .claims import build_claims
 from .config import SiteConfig, load_contract
 from .content import load_pages, render_pages
@@ -314,6 +313,11 @@ def _svgs(artifacts: dict[str, CallArtifacts]) -> dict[str, bytes]:
 
 def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Progress,
              renders: BackgroundRenders) -> Report:
+    # Imported here, not above: altair and pandas take a second to import, which a build
+    # that finds its version up to date never needs, and which a full build pays while
+    # the renders keep the other cores busy.
+    from .charts import build_charts
+
     runs = []
     for item in audited:
         run = item.run

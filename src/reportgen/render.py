@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import jinja2
 import markupsafe
@@ -26,7 +26,6 @@ from . import __version__, present
 from .analyze import ExperimentAnalysis, ServiceResult
 from .artifacts import Artifact, CallArtifacts, Render, RenderSettings, svg_spans
 from .audit import Finding
-from .charts import Chart
 from .config import RunContract, Service
 from .content import RenderedPage
 from . import escaping
@@ -34,6 +33,9 @@ from .claims import RESULTS_SCHEMA, Claim, comparison_key
 from .outcomes import OUTCOME_LABELS, STATUS_LABELS
 from .redaction import is_redacted, redactions_json
 from .validate import Call, ValidatedSource
+
+if TYPE_CHECKING:  # charts imports altair and pandas: a second, which pages never need
+    from .charts import Chart
 
 ARTIFACTS_SCHEMA = "reportgen.artifacts/2"
 
