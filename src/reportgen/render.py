@@ -22,13 +22,12 @@ import jinja2
 import markupsafe
 from markupsafe import Markup
 
-from . import __version__, present
+from . import __version__, escaping, present
 from .analyze import ExperimentAnalysis, ServiceResult
 from .artifacts import Artifact, CallArtifacts, Render, RenderSettings, svg_spans
 from .audit import Finding
 from .config import RunContract, Service
 from .content import RenderedPage
-from . import escaping
 from .claims import RESULTS_SCHEMA, Claim, comparison_key
 from .outcomes import OUTCOME_LABELS, STATUS_LABELS
 from .redaction import is_redacted, redactions_json
