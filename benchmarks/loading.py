@@ -24,8 +24,8 @@ sys.path.insert(0, str(HERE))
 from bootstrap import RUNS, median_seconds  # noqa: E402
 from make_leaderboard import generate  # noqa: E402
 
-from reportgen.calllog import read_log  # noqa: E402
-from reportgen.errors import Collector  # noqa: E402
+from reportgen.load.calllog import read_log
+from reportgen.errors import Collector
 
 
 def main() -> None:

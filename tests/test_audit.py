@@ -8,8 +8,8 @@ import shutil
 import pytest
 
 from conftest import CONTRACT, default_rows
-from reportgen.build import audit_source
-from reportgen.validate import load_source
+from reportgen.audit.stage import audit_source
+from reportgen.load.source import load_source
 from sitecheck import parse, text
 
 LOG = "experiments/mini/calls.csv"

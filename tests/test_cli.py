@@ -78,12 +78,12 @@ def test_rebuilding_the_same_source_is_allowed(make_source, run_cli, tmp_path):
 
 
 def test_unexpected_failure_is_one_line_without_traceback(make_source, run_cli, tmp_path, monkeypatch):
-    import reportgen.build
+    import reportgen.build.pipeline
 
     def boom(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(reportgen.build, "render_version", boom)
+    monkeypatch.setattr(reportgen.build.pipeline, "render_version", boom)
     out = tmp_path / "site"
     result = run_cli("build", make_source(), "--out", out, "-q")
     assert result.exit_code == 1
@@ -99,7 +99,7 @@ def test_missing_source_folder(run_cli, tmp_path):
 
 
 def test_render_cache_is_used_and_invalidated(make_source, run_cli, tmp_path, render_cache):
-    import reportgen.artifacts as artifacts
+    import reportgen.render.svg as artifacts
 
     source = make_source()
     out = tmp_path / "site"

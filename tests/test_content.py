@@ -8,8 +8,8 @@ from xml.etree import ElementTree
 
 import pytest
 
-from reportgen import present
-from reportgen.claims import Claim
+from reportgen.render import present
+from reportgen.claims.claim import Claim
 from sitecheck import parse, text
 
 PAGE = "# Notes\n\nX passed {claim}`mini.X.first_pass_rate`.\n"
@@ -176,10 +176,10 @@ def test_rate_claim_shows_counts_and_interval():
 
 
 def test_large_runs_get_a_summarised_latency_chart(monkeypatch):
-    import reportgen.charts as charts
+    import reportgen.render.charts as charts
     from conftest import DEMO
-    from reportgen.analyze import analyze_run
-    from reportgen.validate import load_source
+    from reportgen.analysis.run import analyze_run
+    from reportgen.load.source import load_source
 
     monkeypatch.setattr(charts, "MAX_POINTS", 10)
     analysis = analyze_run(load_source(DEMO).runs[0])

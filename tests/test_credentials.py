@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reportgen.credentials import PATTERNS, Credential, scan_files, scan_text
+from reportgen.audit.credentials import PATTERNS, Credential, scan_files, scan_text
 
 SECRETS = [
     "sk-ant-api03-" + "a" * 40, "sk-proj-" + "b" * 40, "AKIA" + "ABCDEFGHIJKLMNOP", "AIza" + "c" * 35,

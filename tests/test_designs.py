@@ -16,9 +16,9 @@ from statsmodels.stats.multitest import multipletests
 
 from conftest import CONTRACT, default_rows
 from reportgen import stats
-from reportgen.analyze import analyze_run
-from reportgen.claims import build_claims
-from reportgen.validate import load_source
+from reportgen.analysis.run import analyze_run
+from reportgen.claims.build import build_claims
+from reportgen.load.source import load_source
 from sitecheck import broken_links
 
 

@@ -20,11 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import default_rows
-from reportgen.artifacts import RenderSettings, render_all, svg_spans
-from reportgen.calllog import read_log
-from reportgen.content import Page, render_pages
+from reportgen.model.artifacts import RenderSettings
+from reportgen.render.svg import render_all
+from reportgen.load.artifacts import svg_spans
+from reportgen.load.calllog import read_log
+from reportgen.render.narrative import Page, render_pages
 from reportgen.errors import Collector, InputError
-from reportgen.validate import load_source
+from reportgen.load.source import load_source
 from sitecheck import parse, text
 
 CORPUS = Path(__file__).parent / "hostile"
@@ -84,7 +86,7 @@ def hostile_site(tmp_path_factory):
         folder = source / "experiments/mini/artifacts" / rows[i]["call_id"]
         shutil.copyfile(CORPUS / "svg" / name, folder / "image.svg")
         (folder / "response.txt").write_text(f"<script>alert('{name}')</script> Here is the drawing.\n")
-    import reportgen.artifacts as artifacts
+    import reportgen.render.svg as artifacts
     artifacts.RENDER_SECONDS = 2.0  # keep the fan-out case short; the budget itself is what is tested
     try:
         result = CliRunner().invoke(main, ["build", str(source), "--out", str(root / "site"), "-q"])
@@ -163,9 +165,9 @@ def test_malformed_jsonl(make_source, run_cli, tmp_path):
 
 
 def test_a_log_too_large_is_refused_before_it_is_read(make_source, run_cli, tmp_path, monkeypatch):
-    import reportgen.calllog
+    import reportgen.load.calllog
 
-    monkeypatch.setattr(reportgen.calllog, "MAX_LOG_BYTES", 1000)
+    monkeypatch.setattr(reportgen.load.calllog, "MAX_LOG_BYTES", 1000)
     result = run_cli("build", make_source(), "--out", tmp_path / "site")
     assert result.exit_code == 1
     assert "error: experiments/mini/calls.csv: is 0.0 GiB; logs up to 0 MiB are read" in result.output
@@ -265,7 +267,7 @@ def test_row_validation_never_raises(make_source, rows):
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300), st.lists(st.from_regex(r"[a-z][a-z0-9._-]{0,20}", fullmatch=True), max_size=5))
 def test_claim_reference_parser_never_raises(markdown, ids):
-    from reportgen.claims import Claim
+    from reportgen.claims.claim import Claim
 
     claims = {i: Claim(id=i, experiment="e", kind="count", statement="s", estimate=1.0, numerator=1) for i in ids}
     try:

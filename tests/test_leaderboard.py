@@ -9,8 +9,8 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from conftest import ROOT
-from reportgen.analyze import analyze_run
-from reportgen.validate import load_source
+from reportgen.analysis.run import analyze_run
+from reportgen.load.source import load_source
 from sitecheck import broken_links, text
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -49,8 +49,8 @@ def test_rank_intervals_contain_the_point_rank_and_groups_are_ordered(leaderboar
 
 
 def test_clearly_separated_services_get_separate_groups(tmp_path):
-    from reportgen.analyze import rank_services
-    from reportgen.analyze import GroupAnalysis, ServiceResult
+    from reportgen.analysis.ranks import rank_services
+    from reportgen.analysis.results import GroupAnalysis, ServiceResult
     from reportgen import stats
 
     def service(name, passes, n):

@@ -12,8 +12,8 @@ import pytest
 
 from conftest import default_rows
 from reportgen.errors import InputError
-from reportgen.outcomes import STATUSES
-from reportgen.validate import load_source
+from reportgen.model.outcomes import STATUSES
+from reportgen.load.source import load_source
 from sitecheck import text
 
 

@@ -9,8 +9,8 @@ import shutil
 import subprocess
 import sys
 
-import reportgen.build
-import reportgen.rebuild
+import reportgen.build.pipeline
+import reportgen.build.incremental
 from sitecheck import tree_bytes
 
 
@@ -28,8 +28,8 @@ def test_a_rebuild_of_the_same_inputs_writes_nothing(demo_source, run_cli, tmp_p
     out = tmp_path / "site"
     cold, _ = build(run_cli, demo_source, out)
     before = {p: p.stat().st_ino for p in (out / "v1").rglob("*")}
-    monkeypatch.setattr(reportgen.build, "load_source", no_building)
-    monkeypatch.setattr(reportgen.build, "render_version", no_building)
+    monkeypatch.setattr(reportgen.build.pipeline, "load_source", no_building)
+    monkeypatch.setattr(reportgen.build.pipeline, "render_version", no_building)
     for extra in ((), ("--force",)):
         again, output = build(run_cli, demo_source, out, *extra)
         assert again == cold
@@ -109,18 +109,18 @@ def test_another_theme_is_built_again(make_source, run_cli, tmp_path):
 
 def test_reportgen_code_is_an_input(tmp_path, monkeypatch):
     package = tmp_path / "reportgen"
-    shutil.copytree(reportgen.rebuild.resources.files("reportgen"), package,
+    shutil.copytree(reportgen.build.incremental.resources.files("reportgen"), package,
                     ignore=shutil.ignore_patterns("__pycache__"))
-    real = reportgen.rebuild.resources.files
-    monkeypatch.setattr(reportgen.rebuild.resources, "files",
+    real = reportgen.build.incremental.resources.files
+    monkeypatch.setattr(reportgen.build.incremental.resources, "files",
                         lambda name: package if name == "reportgen" else real(name))
 
     def key() -> str:
-        return reportgen.rebuild.inputs_key(tmp_path, "default", "v1", "sha256:00", False)
+        return reportgen.build.incremental.inputs_key(tmp_path, "default", "v1", "sha256:00", False)
 
     before = key()
     assert key() == before
-    (package / "render.py").write_text((package / "render.py").read_text() + "\n# a change\n")
+    (package / "render/pages.py").write_text((package / "render/pages.py").read_text() + "\n# a change\n")
     assert key() != before
 
 

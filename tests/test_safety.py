@@ -9,8 +9,10 @@ import markupsafe
 from markupsafe import Markup
 
 from conftest import default_rows
-from reportgen import escaping, render
-from reportgen.artifacts import RenderSettings, render_one
+from reportgen.render import escaping
+from reportgen.render import pages as render
+from reportgen.model.artifacts import RenderSettings
+from reportgen.render.svg import render_one
 from sitecheck import parse, text
 
 SETTINGS = RenderSettings("CairoSVG", 64, 256, 5.0, (40.0, 30.0))

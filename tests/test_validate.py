@@ -12,7 +12,7 @@ import pytest
 
 from conftest import CONTRACT, default_rows
 from reportgen.errors import InputError
-from reportgen.validate import load_source
+from reportgen.load.source import load_source
 
 LOG = "experiments/mini/calls.csv"
 RUN = "experiments/mini/run.toml"

@@ -199,7 +199,7 @@ def test_serve_binds_to_loopback(demo_site):
 
 KILLED_BUILD = """
 import sys, time
-import reportgen.write as write
+import reportgen.write.version as write
 original = write._write_file
 def slow(root, rel, data):
     time.sleep(0.02)

@@ -10,7 +10,7 @@ from functools import partial
 
 import pytest
 
-from reportgen.write import PublishError, VersionWriter
+from reportgen.write.version import PublishError, VersionWriter
 
 
 def test_files_written_by_every_process_are_in_the_manifest(tmp_path):

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import click
 
-from . import __version__
+from reportgen import __version__
+
 # Heavy modules (analysis, charts) are imported inside the commands: render workers
 # start from a fresh interpreter and should not pay for them.
-from .errors import AuditError, InputError, ReportgenError
+from reportgen.errors import AuditError, InputError, ReportgenError
 
 
 def _fail(exc: Exception, debug: bool) -> None:
@@ -59,7 +60,7 @@ class TerminalProgress:
             click.echo(f"  {message}", err=True)
 
     def bar(self, label: str, total: int):
-        from .build import Progress
+        from reportgen.build.progress import Progress
 
         if not self.bars or total < 200:
             return Progress().bar(label, total)
@@ -84,7 +85,7 @@ class TerminalProgress:
 def build(ctx: click.Context, source: Path, out: Path, version_label: str | None, force: bool, quiet: bool,
           redact: bool, cache_dir: Path | None, no_cache: bool) -> None:
     """Build SOURCE (default: content/) into OUT/<version>/ (default: site/)."""
-    from .build import build_site, default_cache
+    from reportgen.build.pipeline import build_site, default_cache
 
     try:
         cache = None if no_cache else (cache_dir or default_cache())
@@ -114,8 +115,8 @@ def check(ctx: click.Context, source: Path, strict: bool) -> None:
 
     Prints one line per finding, file:line: severity [code] field: message. Exit 0 when
     clean, 1 on any error (and on warnings with --strict)."""
-    from .build import audit_source
-    from .validate import load_source
+    from reportgen.audit.stage import audit_source
+    from reportgen.load.source import load_source
 
     try:
         audited = audit_source(load_source(source))
@@ -145,7 +146,7 @@ def check(ctx: click.Context, source: Path, strict: bool) -> None:
 def verify(ctx: click.Context, version_folder: Path) -> None:
     """Re-hash every file of SITE/VERSION against its manifest and recompute every claim
     from its embedded data/. Exit 1 naming each mismatch."""
-    from .verify import verify_version
+    from reportgen.published.verify import verify_version
 
     try:
         report = verify_version(version_folder)
@@ -170,8 +171,8 @@ def verify(ctx: click.Context, version_folder: Path) -> None:
 def diff(ctx: click.Context, old: Path, new: Path, html_out: Path | None) -> None:
     """What changed between two published versions OLD and NEW: contract, calls,
     artifacts and claims, verdict changes first."""
-    from .diff import diff_versions, format_text
-    from .render import theme_environment
+    from reportgen.published.diff import diff_versions, format_text
+    from reportgen.render.pages import theme_environment
 
     try:
         changes = diff_versions(old, new)
@@ -190,7 +191,7 @@ def diff(ctx: click.Context, old: Path, new: Path, html_out: Path | None) -> Non
 @click.option("--port", default=8000, show_default=True, help="Port on 127.0.0.1.")
 def serve(site: Path, port: int) -> None:
     """Preview SITE (default: site/) on http://127.0.0.1:PORT/ (local only)."""
-    from .preview import make_server
+    from reportgen.preview import make_server
 
     try:
         server = make_server(site, port)

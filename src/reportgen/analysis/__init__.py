@@ -1,0 +1,1 @@
+"""ValidatedRun -> ExperimentAnalysis: the statistics of every design."""

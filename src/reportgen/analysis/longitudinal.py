@@ -1,0 +1,77 @@
+"""Longitudinal runs: each service's change between the first and the last window.
+
+Windows are the blocks of the registered schedule (for example one per week); the
+per-window rates and differences to the reference are the per-block analysis.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reportgen import stats
+from reportgen.analysis.results import ChangeResult
+from reportgen.model.source import ValidatedRun
+from reportgen.stats import Estimate
+
+if TYPE_CHECKING:
+    from reportgen.analysis.results import GroupAnalysis
+
+
+def window_changes(run: ValidatedRun, windows: tuple[GroupAnalysis, ...]) -> tuple[ChangeResult, ...]:
+    """Each service's change from the first window to the last, absolute (Newcombe) and,
+    for services other than the reference, relative to the reference: the change of its
+    difference to the reference, which removes whatever moved every service alike (the
+    grader, the tasks, the network). That interval is a parametric bootstrap of the four
+    pass counts (binomial at each observed rate; counts are sufficient)."""
+    contract = run.contract
+    populated = [w for w in windows if any(s.first_pass.denominator for s in w.services)]
+    if len(populated) < 2:
+        return ()
+    first, last = populated[0], populated[-1]
+    level = contract.confidence_level
+    out = []
+    for service in contract.services:
+        a, b = first.service(service.id).first_pass, last.service(service.id).first_pass
+        x1, n1, x2, n2 = a.numerator or 0, a.denominator or 0, b.numerator or 0, b.denominator or 0
+        change = stats.newcombe_difference(x2, n2, x1, n1, level)
+        fisher = stats.fisher_exact([[x2, n2 - x2], [x1, n1 - x1]])
+        relative = None
+        if service.id != contract.baseline:
+            r1, r2 = first.service(contract.baseline).first_pass, last.service(contract.baseline).first_pass
+            relative = relative_change((x1, n1), (x2, n2), (r1.numerator or 0, r1.denominator or 0),
+                                       (r2.numerator or 0, r2.denominator or 0), level,
+                                       contract.bootstrap_resamples, contract.bootstrap_seed)
+        evidence = first.service(service.id).first_calls + last.service(service.id).first_calls
+        out.append(ChangeResult(service.id, str(first.block), str(last.block), change, fisher, relative, evidence))
+    return tuple(out)
+
+
+RELATIVE_ASSUMPTIONS = (
+    "calls are independent, each service's pass probability stable within a window",
+    "the reference service measures what moved every service alike between the windows",
+    "percentile interval of a parametric bootstrap of the four pass counts",
+)
+
+
+def relative_change(s1: tuple[int, int], s2: tuple[int, int], r1: tuple[int, int], r2: tuple[int, int],
+                    level: float, resamples: int, seed: int) -> Estimate:
+    """(s2 - r2) - (s1 - r1) for four (passes, n) counts, with a percentile interval."""
+    counts = np.array([s2, r2, s1, r1], dtype=float)
+    if (counts[:, 1] == 0).any():
+        return Estimate(float("nan"), float("nan"), float("nan"), level, "parametric-bootstrap",
+                        RELATIVE_ASSUMPTIONS, ("a window has no calls of the service or the reference",))
+    rates = counts[:, 0] / counts[:, 1]
+    signs = np.array([1.0, -1.0, -1.0, 1.0])
+    rng = np.random.default_rng(seed)
+    draws = rng.binomial(counts[:, 1].astype(int), rates, size=(resamples, 4)) / counts[:, 1]
+    distribution = draws @ signs
+    tail = (1 - level) / 2
+    low, high = np.quantile(distribution, [tail, 1 - tail])
+    warnings = ()
+    if low == high:
+        warnings = ("every resample gave the same value: the interval has zero width and says nothing "
+                    "about uncertainty",)
+    return Estimate(float(rates @ signs), float(low), float(high), level, "parametric-bootstrap",
+                    RELATIVE_ASSUMPTIONS, warnings)

@@ -1,0 +1,192 @@
+"""Every result the analysis hands to claims, charts and pages: frozen records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from reportgen.model.source import ValidatedRun
+from reportgen.stats import Estimate, TestResult, Verdict
+
+if TYPE_CHECKING:
+    pass
+if TYPE_CHECKING:
+    pass
+from reportgen.stats import BootstrapEstimate, PairedBinaryResult, PairedEstimate
+
+
+@dataclass(frozen=True)
+class ServiceResult:
+    service: str
+    planned: int
+    first_calls: tuple[str, ...]  # call ids of formal first submissions
+    complete_calls: tuple[str, ...]
+    first_pass: Estimate  # passes / planned
+    complete_pass: Estimate  # passes / complete returns
+    n_missing: int  # planned first submissions with no row: counted as non-passes
+    failures: tuple[tuple[str, tuple[str, ...]], ...]  # (status, call ids), every reason
+    latency_median_ms: float | None
+    latency_p90_ms: float | None
+    critical_calls: tuple[str, ...]
+    mean_score: float | None = None  # score metric: mean over complete returns with a score
+    scored_calls: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ComparisonResult:
+    baseline: str
+    candidate: str
+    difference: Estimate  # candidate - baseline
+    fisher: TestResult
+    verdict: Verdict
+    evidence: tuple[str, ...]
+    adjusted_p_value: float | None = None  # Holm, across the candidates of a leaderboard
+    adjustment: str | None = None
+
+
+@dataclass(frozen=True)
+class RankResult:
+    """Where a service's rate ranks, with the range of ranks the data allow.
+
+    Rank 1 is the highest pass rate. The interval is the central ``confidence_level``
+    range of the service's rank over parametric bootstrap resamples of every service's
+    pass count; services in one group cannot be told apart from the group's leader."""
+
+    service: str
+    rank: float  # rank of the point estimate (ties share the average rank)
+    low: int
+    high: int
+    group: int
+    confidence_level: float
+    resamples: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class GroupAnalysis:
+    """The whole run (block None) or one block of it."""
+
+    block: str | None
+    services: tuple[ServiceResult, ...]
+    comparisons: tuple[ComparisonResult, ...]
+    notes: tuple[str, ...] = ()
+    paired: tuple[PairedComparison, ...] = ()  # paired and repeated designs
+
+    def service(self, service_id: str) -> ServiceResult:
+        return next(s for s in self.services if s.service == service_id)
+
+
+@dataclass(frozen=True)
+class SliceAnalysis:
+    """The analysis restricted to one value of the ``slice`` column."""
+
+    name: str
+    registered: bool  # named in run.slices before the run; otherwise exploratory
+    group: GroupAnalysis
+    n_units: int  # first submissions (or pairs, or tasks) in the slice
+
+
+@dataclass(frozen=True)
+class ExperimentAnalysis:
+    run: ValidatedRun
+    overall: GroupAnalysis
+    blocks: tuple[GroupAnalysis, ...]
+    excluded_pilot: tuple[str, ...]  # pilot rows kept out of the formal statistics
+    later_attempts: tuple[str, ...]  # attempt > 1: not part of first-submission metrics
+    ranks: tuple[RankResult, ...] = ()  # leaderboard only
+    slices: tuple[SliceAnalysis, ...] = ()
+    block_flags: tuple[BlockFlag, ...] = ()
+    changes: tuple[ChangeResult, ...] = ()  # longitudinal only
+    retries: RetryAnalysis | None = None
+
+    @property
+    def paired(self) -> PairedComparison | None:
+        return self.overall.paired[0] if self.overall.paired else None
+
+
+@dataclass(frozen=True)
+class BlockFlag:
+    """A comparison whose difference comes mostly from one block."""
+
+    key: str  # "<candidate>_vs_<baseline>"
+    block: str
+    contribution: float  # the block's part of the overall difference
+    overall: float
+    n_blocks: int
+
+    @property
+    def share(self) -> float:
+        return self.contribution / self.overall
+
+    @property
+    def message(self) -> str:
+        return (f"block {self.block} contributes {self.share:.0%} of the overall difference; with "
+                f"{self.n_blocks} blocks an even spread would be {1 / self.n_blocks:.0%} each: the difference "
+                "may come from one period rather than from the services")
+
+
+@dataclass(frozen=True)
+class ChangeResult:
+    """A service's change between the first and the last window (longitudinal)."""
+
+    service: str
+    first_window: str
+    last_window: str
+    change: Estimate  # last - first, Newcombe
+    fisher: TestResult
+    relative: Estimate | None  # change of (service - reference), parametric bootstrap
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """One unit (pair or task) with each service's value and the calls behind it."""
+
+    unit: str
+    baseline: float | None
+    candidate: float | None
+    baseline_calls: tuple[str, ...]
+    candidate_calls: tuple[str, ...]
+    block: str
+    slice: str
+    cluster: str
+    notes: tuple[str, ...] = ()
+
+    @property
+    def difference(self) -> float | None:
+        if self.baseline is None or self.candidate is None:
+            return None
+        return self.candidate - self.baseline
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    baseline: str
+    candidate: str
+    unit: str  # "pair" or "task"
+    metric: str  # "pass" or "score"
+    rows: tuple[PairRow, ...]
+    difference: PairedEstimate  # Student t over the units with a difference
+    binary: PairedBinaryResult | None  # pass/fail pairs: 2×2 table and exact McNemar
+    bootstrap: BootstrapEstimate | None  # hierarchical (repeated) or cluster (cluster_id)
+    row_level: PairedEstimate | None  # repeated only: the wrong, row-level analysis, for contrast
+    verdict: Verdict
+    decided_on: str  # which interval the verdict reads: "t" or "bootstrap"
+    failure_rule: str
+    left_out: tuple[str, ...]  # units with no difference (no score on one side)
+    evidence: tuple[str, ...]
+
+    @property
+    def decided(self) -> Estimate:
+        """The interval the verdict reads."""
+        return self.bootstrap if self.decided_on == "bootstrap" and self.bootstrap is not None else self.difference
+
+
+@dataclass(frozen=True)
+class RetryAnalysis:
+    """Passes within the same attempt budget for every service: apart from the headline."""
+
+    budget: int
+    services: tuple[tuple[str, Estimate, tuple[str, ...]], ...]  # service, rate, calls
+    comparisons: tuple[tuple[str, str, Estimate], ...]  # candidate, baseline, difference
+    unlinked: tuple[str, ...]  # later attempts with no earlier attempt to follow

@@ -1,0 +1,179 @@
+"""ValidatedRun -> ExperimentAnalysis: the statistics of every design.
+
+Headline: first-submission pass rate over ALL planned calls (a timeout or a missing
+call is a non-pass, never a dropped row). Beside it: pass rate among complete returns,
+technical failures by reason, latency. The primary comparison is candidate - baseline:
+two independent rates (independent, leaderboard, longitudinal) or paired differences
+(paired, repeated; see paired_analysis). The same analysis runs per block and per
+slice; a longitudinal run adds each service's change between its first and last
+window; later attempts get their own analysis, apart from the headline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+
+import numpy as np
+
+from reportgen import stats
+from reportgen.analysis.block_flags import block_flags
+from reportgen.analysis.longitudinal import window_changes
+from reportgen.analysis.paired import natural_key, pair_rows, paired_comparison
+from reportgen.analysis.ranks import rank_services
+from reportgen.analysis.results import (
+    ComparisonResult,
+    ExperimentAnalysis,
+    GroupAnalysis,
+    PairRow,
+    RankResult,
+    ServiceResult,
+    SliceAnalysis,
+)
+from reportgen.analysis.retries import retry_analysis
+from reportgen.model.calls import Call, counted_first
+from reportgen.model.config import PAIRED_DESIGNS
+from reportgen.model.outcomes import TECHNICAL_FAILURES
+from reportgen.model.source import ValidatedRun
+
+
+def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
+    contract = run.contract
+    formal = [c for c in run.calls if c.phase == "formal"]
+    # Exclusions reach here only under a registered rule (the audit refuses the rest);
+    # an excluded call leaves both the numerator and the planned denominator.
+    first = counted_first(run.calls)
+    excluded = Counter(c.service for c in formal if c.attempt == 1 and c.excluded)
+    planned_total = {s: max(0, n - excluded[s]) for s, n in contract.planned_calls.items()}
+    rows = (pair_rows(contract, first, contract.baseline, contract.candidates[0])
+            if contract.design == "paired" else None)
+    overall = _analyze_group(run, first, None, planned_total, rows=rows)
+    ranks: tuple[RankResult, ...] = ()
+    if len(contract.candidates) > 1:  # several comparisons: their p-values are adjusted together
+        overall = _holm_adjusted(overall)
+    if contract.design == "leaderboard":
+        ranks = rank_services(overall, contract.confidence_level, contract.bootstrap_resamples,
+                              contract.bootstrap_seed)
+    blocks = []
+    for block in contract.blocks or sorted({c.block_id for c in first}, key=natural_key):
+        in_block = [c for c in first if c.block_id == block]
+        planned, notes = _planned_per_block(run, in_block)
+        blocks.append(_analyze_group(run, in_block, block, planned, notes,
+                                     rows=None if rows is None else [r for r in rows if r.block == block]))
+    return ExperimentAnalysis(
+        run=run, overall=overall, blocks=tuple(blocks),
+        excluded_pilot=tuple(c.call_id for c in run.calls if c.phase == "pilot"),
+        later_attempts=tuple(c.call_id for c in formal if c.attempt > 1), ranks=ranks,
+        slices=_slices(run, first, rows), block_flags=block_flags(overall, tuple(blocks)),
+        changes=window_changes(run, tuple(blocks)) if contract.design == "longitudinal" else (),
+        retries=retry_analysis(run, [c for c in formal if not c.excluded], planned_total),
+    )
+
+
+def _slices(run: ValidatedRun, first: list[Call], rows: tuple[PairRow, ...] | None) -> tuple[SliceAnalysis, ...]:
+    """Every registered slice (even one with no calls), then every other slice, as exploratory."""
+    registered = run.contract.slices
+    seen = sorted({c.column("slice") for c in first} - {""} - set(registered))
+    out = []
+    for name in (*registered, *seen):
+        in_slice = [c for c in first if c.column("slice") == name]
+        # A plan is per service, not per slice: the slice's denominator is what was logged.
+        planned = Counter(c.service for c in in_slice)
+        slice_rows = None if rows is None else [r for r in rows if r.slice == name]
+        group = _analyze_group(run, in_slice, None, dict(planned), rows=slice_rows)
+        n_units = (len(group.paired[0].rows) if group.paired else
+                   min((s.first_pass.denominator or 0 for s in group.services), default=0))
+        out.append(SliceAnalysis(name, name in registered, group, n_units))
+    return tuple(out)
+
+
+def _holm_adjusted(group: GroupAnalysis) -> GroupAnalysis:
+    adjusted = stats.holm([c.fisher.p_value for c in group.comparisons]) if group.comparisons else ()
+    return dataclasses.replace(group, comparisons=tuple(
+        dataclasses.replace(c, adjusted_p_value=p, adjustment="holm") for c, p in zip(group.comparisons, adjusted)))
+
+
+def _planned_per_block(run: ValidatedRun, calls: list[Call]) -> tuple[dict[str, int], tuple[str, ...]]:
+    """Registered calls per block: the planned total split evenly over the blocks when
+    it divides; otherwise the observed count, said so on the page."""
+    n_blocks = len(run.contract.blocks)
+    planned: dict[str, int] = {}
+    notes: list[str] = []
+    for service, total in run.contract.planned_calls.items():
+        observed = sum(1 for c in calls if c.service == service)
+        if n_blocks and total % n_blocks == 0:
+            planned[service] = max(total // n_blocks, observed)
+        else:
+            planned[service] = observed
+            notes.append(f"{service}: the plan does not divide evenly over the blocks, so the "
+                         "block's denominator is its observed first submissions")
+    return planned, tuple(notes)
+
+
+def _analyze_group(run: ValidatedRun, calls: list[Call], block: str | None,
+                   planned: dict[str, int], notes: tuple[str, ...] = (),
+                   rows: list[PairRow] | tuple[PairRow, ...] | None = None) -> GroupAnalysis:
+    contract = run.contract
+    cl = contract.confidence_level
+    services = tuple(
+        _service_result(s.id, [c for c in calls if c.service == s.id], planned.get(s.id, 0), cl,
+                        contract.primary_metric == "score")
+        for s in contract.services
+    )
+    if contract.design in PAIRED_DESIGNS:
+        # Paired rows are compared by their differences, never as two independent rates.
+        return GroupAnalysis(block, services, (), notes, (paired_comparison(contract, calls, rows),))
+    by_id = {s.service: s for s in services}
+    comparisons = []
+    base = by_id.get(contract.baseline)
+    for candidate in contract.candidates:
+        cand = by_id.get(candidate)
+        if base is None or cand is None:
+            continue
+        comparisons.append(_compare(base, cand, contract, cl))
+    return GroupAnalysis(block, services, tuple(comparisons), notes)
+
+
+def _service_result(service: str, calls: list[Call], planned: int, cl: float,
+                    with_score: bool = False) -> ServiceResult:
+    # More rows than planned means the plan was not followed; counting every row keeps
+    # the rate a proportion (the audit reports the overrun).
+    denominator = max(planned, len(calls))
+    passes = sum(1 for c in calls if c.passed)
+    complete = [c for c in calls if c.status == "ok"]
+    latencies = np.array([c.latency_ms for c in complete if c.latency_ms is not None], dtype=float)
+    scored = [c for c in complete if c.score is not None] if with_score else []
+    failures = tuple(
+        (status, tuple(c.call_id for c in calls if c.status == status))
+        for status in TECHNICAL_FAILURES
+        if any(c.status == status for c in calls)
+    )
+    return ServiceResult(
+        service=service, planned=denominator,
+        first_calls=tuple(c.call_id for c in calls),
+        complete_calls=tuple(c.call_id for c in complete),
+        first_pass=stats.wilson(passes, denominator, cl),
+        complete_pass=stats.wilson(passes, len(complete), cl),
+        n_missing=denominator - len(calls),
+        failures=failures,
+        latency_median_ms=float(np.median(latencies)) if latencies.size else None,
+        latency_p90_ms=float(np.percentile(latencies, 90)) if latencies.size else None,
+        critical_calls=tuple(c.call_id for c in calls if c.critical),
+        mean_score=float(np.mean([c.score for c in scored])) if scored else None,
+        scored_calls=tuple(c.call_id for c in scored),
+    )
+
+
+def _compare(base: ServiceResult, cand: ServiceResult, contract, cl: float) -> ComparisonResult:
+    x_c, n_c = cand.first_pass.numerator or 0, cand.first_pass.denominator or 0
+    x_b, n_b = base.first_pass.numerator or 0, base.first_pass.denominator or 0
+    difference = stats.newcombe_difference(x_c, n_c, x_b, n_b, cl)
+    fisher = stats.fisher_exact([[x_c, n_c - x_c], [x_b, n_b - x_b]])
+    verdict = stats.decide(
+        difference.low, difference.high,
+        min_useful_effect=contract.min_useful_effect,
+        noninferiority_margin=contract.noninferiority_margin,
+        critical_failure=contract.block_on_critical and bool(cand.critical_calls),
+    )
+    return ComparisonResult(base.service, cand.service, difference, fisher, verdict,
+                            cand.first_calls + base.first_calls)

@@ -1,0 +1,1 @@
+"""ValidatedRun -> findings: the run checked against its contract, credentials, redaction."""

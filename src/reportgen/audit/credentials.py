@@ -1,0 +1,115 @@
+"""Credentials in anything the build would publish: an error, never a published key.
+
+Patterns cover the API-key formats of the major providers, bearer tokens,
+Authorization headers and api_key-like fields. A match is reported with file, line and
+the kind of credential, never the credential itself.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from reportgen.load.calllog import searchable_text
+from reportgen.model.artifacts import CallArtifacts
+from reportgen.model.findings import Finding
+from reportgen.model.source import ValidatedRun
+
+PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("Anthropic API key", re.compile(r"sk-ant-[A-Za-z0-9_-]{20,}")),
+    ("OpenAI-style API key", re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}")),
+    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b")),
+    ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
+    ("Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
+    ("bearer token", re.compile(r"\bBearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})", re.I)),
+    # Quotes may be doubled (a JSON body inside a CSV field), hence [\"']*.
+    ("Authorization header", re.compile(
+        r"authorization[\"']*\s*[:=]\s*[\"']*(?:(?:basic|token)\s+)?(?P<secret>[^\s\"',}]{8,})", re.I)),
+    ("API key field", re.compile(
+        r"(?:x-)?api[_-]?key[\"']*\s*[:=]\s*[\"']*(?P<secret>[A-Za-z0-9._~+/=-]{12,})", re.I)),
+    ("private key", re.compile(r"-----BEGIN (?:RSA |EC |OPENSSH |)PRIVATE KEY-----")),
+)
+
+
+@dataclass(frozen=True)
+class Credential:
+    file: str
+    line: int
+    kind: str
+
+
+# A literal every pattern above needs, matched on lower-cased text (with the four
+# non-ASCII letters that re.IGNORECASE takes for ASCII ones folded too). Almost no file
+# has any of them, and one search for all of them is many times cheaper than running
+# every pattern on every line; a file that has one is scanned line by line as before.
+_ANY_PREFIX = re.compile(r"sk-|akia|asia|aiza|gh[pousr]_|github_pat_|hf_|xox[abprs]-|bearer|authorization"
+                         r"|api[_-]?key|-----begin ")
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def scan_text(text: str, file: str, first_line: int = 1) -> Iterator[Credential]:
+    if not _ANY_PREFIX.search((text if text.isascii() else text.translate(_FOLD)).lower()):
+        return
+    for number, line in enumerate(text.splitlines(), first_line):
+        for kind, pattern in PATTERNS:
+            if pattern.search(line):
+                yield Credential(file, number, kind)
+                break
+
+
+REDACTED = "[REDACTED {kind}]"
+
+
+def redact(data: bytes) -> tuple[bytes, list[tuple[int, str]]]:
+    """``data`` with every credential replaced by a marker naming its kind, and the
+    (line, kind) of each replacement. Only the secret is replaced, so a JSON body
+    stays valid JSON."""
+    text = data.decode("utf-8", "replace")
+    found: list[tuple[int, str]] = []
+    lines = text.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        for kind, pattern in PATTERNS:
+            def replace(match: re.Match[str], kind: str = kind) -> str:
+                found.append((number + 1, kind))
+                if "secret" in match.re.groupindex and match.group("secret"):
+                    start, end = match.span("secret")
+                    whole = match.group(0)
+                    offset = match.start()
+                    return whole[: start - offset] + REDACTED.format(kind=kind) + whole[end - offset:]
+                return REDACTED.format(kind=kind)
+            line = pattern.sub(replace, line)
+        lines[number] = line
+    return "".join(lines).encode("utf-8"), found
+
+
+def scan_files(files: Iterable[tuple[str, bytes]]) -> list[Credential]:
+    found: list[Credential] = []
+    # Many calls return the same bytes (a pool of drawings): each content is scanned once.
+    by_content: dict[bytes, list[tuple[int, str]]] = {}
+    for name, data in files:
+        hits = by_content.get(data)
+        if hits is None:
+            hits = by_content[data] = [(c.line, c.kind) for c in scan_text(data.decode("utf-8", "replace"), "")]
+        found.extend(Credential(name, line, kind) for line, kind in hits)
+    return found
+
+
+def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts]) -> tuple[Finding, ...]:
+    # A Parquet log is binary (maybe compressed): its values are scanned, row by row.
+    files = [(run.log.file, searchable_text(run.log)), (f"{run.rel_folder}/run.toml", run.contract.text.encode("utf-8"))]
+    files += [(f"{run.rel_folder}/requests/{hexdigest}.json", data) for hexdigest, data in sorted(run.requests.items())]
+    paths = {c.call_id: c.artifact_path for c in run.calls}
+    names = {cid: os.path.basename(os.path.normpath(path)) for cid, path in paths.items()}
+    files += [(f"{run.rel_folder}/{paths[cid]}" + ("" if a.name == names[cid] else f"/{a.name}"), a.data)
+              for cid, bundle in sorted(artifacts.items()) for a in bundle.files if a.derived is None]
+    return tuple(
+        Finding("credential", "error", c.file, c.line, "",
+                f"looks like a {c.kind}: remove it (and revoke it) before publishing; the build publishes "
+                "nothing while a credential is in its inputs (or use --redact to publish a redacted copy)",
+                id=f"{run.contract.id}.credential.{i}")
+        for i, c in enumerate(scan_files(files), 1)
+    )

@@ -1,0 +1,101 @@
+"""``build --redact``: publish a copy with every credential replaced, and say so.
+
+Without --redact a credential is an error and nothing is published. With it, each
+credential is replaced by a marker naming its kind (``[REDACTED bearer token]``) in the
+published log, request bodies and artifacts. The redaction is recorded file by file
+(line, kind, sha256 before and after) in ``data/<run>/redactions.json``; a redacted
+request body is published with the hash of its redacted canonical JSON recorded beside
+the logged hash, so ``verify`` can still check it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from reportgen.audit.credentials import redact
+from reportgen.audit.stage import AuditedRun
+from reportgen.errors import InputError, Problem
+from reportgen.load.requests import request_hash
+from reportgen.model.artifacts import CallArtifacts, sha256
+from reportgen.model.calls import Call
+from reportgen.model.findings import Finding
+from reportgen.model.source import ValidatedRun
+
+
+def redact_run(run: ValidatedRun, artifacts: dict[str, CallArtifacts], findings: tuple[Finding, ...]
+               ) -> tuple[ValidatedRun, dict[str, CallArtifacts], tuple[Finding, ...]]:
+    if not any(f.code == "credential" for f in findings):
+        return run, artifacts, findings
+    records: list[dict] = []
+
+    def record(file: str, before: bytes, after: bytes, found: list[tuple[int, str]]) -> None:
+        records.append({"file": file, "replaced": [{"line": line, "kind": kind} for line, kind in found],
+                        "original_sha256": sha256(before), "published_sha256": sha256(after)})
+
+    log_bytes, found = redact(run.log_bytes)
+    if found:
+        record(run.log.file, run.log_bytes, log_bytes, found)
+    requests, request_hashes = {}, {}
+    for hexdigest, data in sorted(run.requests.items()):
+        red, found = redact(data)
+        requests[hexdigest] = red
+        if found:
+            record(f"{run.rel_folder}/requests/{hexdigest}.json", data, red, found)
+            request_hashes[hexdigest] = request_hash(json.loads(red))
+    paths = {c.call_id: c.artifact_path for c in run.calls}
+    new_artifacts = {}
+    for call_id, bundle in artifacts.items():
+        files = []
+        for artifact in bundle.files:
+            red, found = redact(artifact.data)
+            if found:
+                record(f"{run.rel_folder}/{paths[call_id]}/{artifact.name}", artifact.data, red, found)
+                artifact = dataclasses.replace(artifact, data=red, sha256=sha256(red), redacted_from=artifact.sha256)
+            files.append(artifact)
+        new_artifacts[call_id] = CallArtifacts(call_id, tuple(files))
+    summary = {"schema": "reportgen.redactions/1", "requests": request_hashes, "files": records}
+    calls = tuple(_redact_call(c) for c in run.calls)  # the pages show the log's fields too
+    run = dataclasses.replace(run, log_bytes=log_bytes, requests=requests, redactions=(summary,), calls=calls)
+    notes = tuple(
+        dataclasses.replace(f, code="credential-redacted", severity="warning",
+                            message=f"{f.message.split(':')[0]} was replaced by a [REDACTED] marker in the "
+                            "published copy (recorded in redactions.json); the original stays in your source "
+                            "folder: revoke it", id=f.id.replace(".credential.", ".credential-redacted."))
+        for f in findings if f.code == "credential")
+    return run, new_artifacts, tuple(f for f in findings if f.code != "credential") + notes
+
+
+def _text(value: str) -> str:
+    return redact(value.encode("utf-8"))[0].decode("utf-8") if value else value
+
+
+def _redact_call(call: Call) -> Call:
+    changes = {f.name: _text(getattr(call, f.name)) for f in dataclasses.fields(call)
+               if isinstance(getattr(call, f.name), str) and f.name not in ("call_id", "request_hash")}
+    return dataclasses.replace(call, extra={k: _text(v) for k, v in call.extra.items()}, **changes)
+
+
+def redactions_json(run: ValidatedRun) -> bytes | None:
+    if not run.redactions:
+        return None
+    return (json.dumps(run.redactions[0], indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def is_redacted(run: ValidatedRun, hexdigest: str) -> str | None:
+    """The published hash of a redacted request body, if it was redacted."""
+    return run.redactions[0]["requests"].get(hexdigest) if run.redactions else None
+
+
+def redact_audited(audited: AuditedRun) -> AuditedRun:
+    run = audited.run
+    if not run.log.name.endswith(".parquet"):
+        return AuditedRun(*redact_run(run, audited.artifacts, audited.findings))
+    # Redaction rewrites text; a Parquet log is published as it is, so it must be clean.
+    in_log = [f for f in audited.findings if f.code == "credential" and f.file == run.log.file]
+    if in_log:
+        raise InputError([Problem(f.file, f.line, "", f"{f.message.split(':')[0]}: --redact rewrites text "
+                                  "logs only; convert this Parquet log to CSV to publish a redacted copy")
+                          for f in in_log])
+    redacted, artifacts, findings = redact_run(run, audited.artifacts, audited.findings)
+    return AuditedRun(dataclasses.replace(redacted, log_bytes=run.log_bytes), artifacts, findings)

@@ -1,0 +1,32 @@
+"""The audit stage: every run's artifacts read, and the run checked against its
+contract and for credentials."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from reportgen.audit.credentials import credential_findings
+from reportgen.audit.protocol import audit_run
+from reportgen.errors import AuditError
+from reportgen.load.artifacts import artifact_hashes, collect_artifacts
+from reportgen.model.artifacts import CallArtifacts
+from reportgen.model.source import AuditedRun, ValidatedRun, ValidatedSource
+
+
+def audit_source(validated: ValidatedSource,
+                 on_artifacts: Callable[[ValidatedRun, dict[str, CallArtifacts]], None] = lambda run, a: None
+                 ) -> list[AuditedRun]:
+    """Read every run's artifacts and check the run against its contract."""
+    audited = []
+    for run in validated.runs:
+        artifacts = collect_artifacts(run)
+        on_artifacts(run, artifacts)
+        findings = audit_run(run, artifact_hashes(artifacts)) + credential_findings(run, artifacts)
+        audited.append(AuditedRun(run, artifacts, findings))
+    return audited
+
+
+def refuse_errors(audited: list[AuditedRun]) -> None:
+    errors = [f for a in audited for f in a.findings if f.severity == "error"]
+    if errors:
+        raise AuditError(errors)

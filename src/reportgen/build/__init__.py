@@ -1,0 +1,1 @@
+"""The pipeline, one line per stage, and behind narrow doors what makes it fast."""

@@ -1,0 +1,157 @@
+"""What a build remembers of the version it wrote, so that building the same inputs again
+writes nothing.
+
+A version's bytes depend only on its inputs: the source (its digest covers every input
+file), the label, --redact, the theme's files, reportgen's own code, the versions of the
+packages that write output, and each drawing's render as the render cache holds it. After
+a build, a record in the cache folder (never in the site) keeps the key of those inputs,
+the renders it used and each file it wrote (sha256, size, modification and change times).
+A later build whose inputs have the same key, whose renders are still those in the
+cache, and whose version folder holds exactly those files, untouched, is up to date: a
+full build would write the same bytes, so it writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from dataclasses import dataclass
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Mapping
+
+from reportgen import __version__
+from reportgen.load.files import plain_files
+from reportgen.render import svg
+from reportgen.render.svg import cache_key
+
+RECORD_SCHEMA = "reportgen.built/2"
+
+# Packages whose output ends up in a version's files.
+OUTPUT_PACKAGES = ("jinja2", "markupsafe", "markdown-it-py", "mdit-py-plugins", "numpy", "scipy", "pandas",
+                   "altair", "vl-convert-python", "cairosvg", "defusedxml", "pyarrow")
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """The summary of the build that wrote a version, as its record keeps it."""
+
+    n_calls: int
+    n_pages: int
+    n_drawings: int
+    n_renders: int
+    n_render_failures: int
+    n_claims: int
+    n_warnings: int
+    built_at: str
+
+
+def record_path(cache: Path, out: Path, version: str) -> Path:
+    key = hashlib.sha256(f"{out.resolve()}\x1f{version}".encode()).hexdigest()
+    return cache / "versions" / f"{key}.json"
+
+
+def inputs_key(source_root: Path, theme: str, label: str, source_digest: str, redact: bool) -> str:
+    """Everything but the renders that a version's bytes depend on (see the module text)."""
+    digest = hashlib.sha256()
+
+    def add(text: str) -> None:
+        digest.update(text.encode("utf-8") + b"\0")
+
+    for item in (__version__, label, source_digest, str(redact), theme):
+        add(item)
+    # The renderer's settings (the viewport comes from run.toml, which the digest covers).
+    add(f"render={svg.RENDER_WIDTH}|{svg.MAX_RENDER_HEIGHT}|{svg.RENDER_SECONDS}|"
+        f"{svg.RENDER_CODE_VERSION}")
+    for name in OUTPUT_PACKAGES:
+        try:
+            add(f"{name}={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            add(f"{name}=none")
+    # reportgen's own code and default theme: a changed template or module is a new build,
+    # whether or not the version number moved.
+    folders = [("reportgen", Path(str(resources.files("reportgen")))),
+               ("theme", Path(str(resources.files("reportgen.themes") / "default")))]
+    if theme != "default":
+        folders.append(("user-theme", source_root / theme))
+    for name, folder in folders:
+        for rel, path in plain_files(folder) if folder.is_dir() else []:
+            if rel.endswith((".pyc", ".pyo")):
+                continue
+            with open(path, "rb") as handle:
+                add(f"{name}/{rel}:{hashlib.file_digest(handle, 'sha256').hexdigest()}")
+    return digest.hexdigest()
+
+
+def render_entries(runs) -> dict[str, list]:
+    """Each render a build used, by its cache key: what a cache record must still say."""
+    entries: dict[str, list] = {}
+    for run in runs:
+        for sha, r in run.renders.items():
+            entries[cache_key(sha, run.settings)] = [r.png_sha256, r.safe_svg_sha256, list(r.notes)]
+    return entries
+
+
+def save_record(path: Path, key: str, renders: Mapping[str, list], summary: Remembered,
+                stats: Mapping[str, tuple[int, int, int]]) -> None:
+    """``stats``: each file's size, modification and change times, as it was written
+    (its content is in the version's manifest.json, whose own times are recorded)."""
+    files = {rel: list(stats[rel]) for rel in sorted(stats)}
+    body = {"schema": RECORD_SCHEMA, "inputs": key, "renders": dict(sorted(renders.items())),
+            "summary": summary.__dict__, "files": files}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_bytes(json.dumps(body, separators=(",", ":")).encode("utf-8"))
+    os.replace(tmp, path)
+
+
+def up_to_date(path: Path, key: str, cache: Path, folder: Path) -> Remembered | None:
+    """The remembered summary when ``folder`` is what a build of these inputs would write
+    again, byte for byte; None when anything differs or cannot be told."""
+    try:
+        body = json.loads(path.read_text("utf-8"))
+        if body.get("schema") != RECORD_SCHEMA or body.get("inputs") != key:
+            return None
+        summary = Remembered(**body["summary"])
+        if not _renders_unchanged(cache, body["renders"]) or not _files_unchanged(folder, body["files"]):
+            return None
+        return summary
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _renders_unchanged(cache: Path, renders: Mapping[str, list]) -> bool:
+    # A render that ran out of time is cached as such; were it gone, drawing it again
+    # might come out differently, so the version would not be the same.
+    for key, expected in renders.items():
+        record = json.loads((cache / f"{key}.json").read_text("utf-8"))
+        if [record["png"], record["safe_svg"], record["notes"]] != expected:
+            return False
+    return True
+
+
+def _files_unchanged(folder: Path, files: Mapping[str, list]) -> bool:
+    """Exactly the recorded files, each a regular file with its recorded size and times
+    (writing a file moves its change time, which no tool can set back)."""
+    seen = 0
+
+    def walk(directory: str, prefix: str) -> bool:
+        nonlocal seen
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                rel = prefix + entry.name
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode):
+                    if not walk(entry.path, rel + "/"):
+                        return False
+                    continue
+                expected = files.get(rel)
+                if (expected is None or not stat.S_ISREG(st.st_mode) or st.st_size != expected[0]
+                        or st.st_mtime_ns != expected[1] or st.st_ctime_ns != expected[2]):
+                    return False
+                seen += 1
+        return True
+
+    return walk(str(folder), "") and seen == len(files)

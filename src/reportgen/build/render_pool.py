@@ -1,0 +1,80 @@
+"""The background renders: each run's distinct SVGs drawn in worker processes
+while the build validates, audits and analyses."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from reportgen.build.progress import Progress
+from reportgen.errors import Collector
+from reportgen.load.artifacts import svg_files
+from reportgen.load.contract import load_contract
+from reportgen.model.artifacts import CallArtifacts, Render, RenderSettings
+from reportgen.model.source import SourceSnapshot, ValidatedRun
+from reportgen.render.svg import RenderCache, contract_render_settings, render_cached, render_settings
+
+
+class BackgroundRenders:
+    """Each run's distinct SVGs, rendered (or read from the cache) in a background thread
+    that feeds the render workers; ``result`` waits for a run's renders. Leaving the
+    ``with`` block early (a failed build) stops the workers."""
+
+    def __init__(self, cache: RenderCache, progress: Progress) -> None:
+        self.cache = cache
+        self.progress = progress
+        self.pool = ThreadPoolExecutor(1)
+        self.stop = threading.Event()
+        # Per run: its renderer settings and the render jobs started for it, each with
+        # the SVGs it renders.
+        self.jobs: dict[str, tuple[RenderSettings, list[tuple[dict[str, bytes], Future]]]] = {}
+        self.needed: dict[str, set[str]] = {}
+
+    def __enter__(self) -> "BackgroundRenders":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if exc[0] is not None:
+            self.stop.set()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def start_early(self, snapshot: SourceSnapshot, source: Path) -> None:
+        """Render every SVG file of each run folder from the moment it is read, while the
+        log is validated and the run audited and analysed (one core would sit idle)."""
+        for name, files in snapshot.runs.items():
+            contract = load_contract(source / "experiments" / name, f"experiments/{name}", Collector())
+            svgs = svg_files(files)
+            if contract is not None and svgs:
+                self._submit(contract.id, contract_render_settings(contract), svgs)
+
+    def start(self, run: ValidatedRun, artifacts: dict[str, CallArtifacts]) -> None:
+        """The SVGs the run's calls need: those an early job is not already rendering."""
+        settings = render_settings(run)
+        svgs = _svgs(artifacts)
+        run_id = run.contract.id
+        self.needed[run_id] = set(svgs)
+        if run_id in self.jobs and self.jobs[run_id][0] != settings:
+            self.jobs.pop(run_id)
+        started = {sha for job_svgs, _ in self.jobs.get(run_id, (settings, []))[1] for sha in job_svgs}
+        missing = {sha: data for sha, data in svgs.items() if sha not in started}
+        if missing or run_id not in self.jobs:
+            self._submit(run_id, settings, missing)
+
+    def _submit(self, run_id: str, settings: RenderSettings, svgs: dict[str, bytes]) -> None:
+        if svgs:
+            self.progress.stage(f"rendering {len(svgs)} distinct SVGs of {run_id} in the background")
+        job = self.pool.submit(render_cached, svgs, settings, self.cache, stop=self.stop)
+        self.jobs.setdefault(run_id, (settings, []))[1].append((svgs, job))
+
+    def result(self, run: ValidatedRun) -> tuple[RenderSettings, dict[str, Render]]:
+        settings, jobs = self.jobs[run.contract.id]
+        needed = self.needed[run.contract.id]
+        drawn: dict[str, Render] = {}
+        for _, job in jobs:
+            drawn.update((sha, r) for sha, r in job.result().items() if sha in needed)
+        return settings, drawn
+
+
+def _svgs(artifacts: dict[str, CallArtifacts]) -> dict[str, bytes]:
+    return {a.sha256: a.data for bundle in artifacts.values() for a in bundle.files if a.kind == "svg"}

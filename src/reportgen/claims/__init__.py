@@ -1,0 +1,1 @@
+"""ExperimentAnalysis + findings -> claims, each with its typed result and evidence."""

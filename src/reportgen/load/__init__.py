@@ -1,0 +1,1 @@
+"""Source folder -> ValidatedSource: configuration, contracts, call logs and requests, every problem at once."""

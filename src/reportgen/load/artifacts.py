@@ -1,0 +1,126 @@
+"""Each call's artifacts, read from the run folder's files."""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from pathlib import Path
+from typing import AnyStr, Iterator, Mapping
+
+from reportgen.model.artifacts import Artifact, CallArtifacts, sha256
+from reportgen.model.source import RunFiles, ValidatedRun
+
+
+def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
+    """Every call's artifact file or folder (paths were checked by validate), taken from
+    the files validate read; a folder with a symbolic link inside is read from disk."""
+    out: dict[str, CallArtifacts] = {}
+    root = run.folder.resolve()
+    listed = run.files
+    below = _files_by_folder(listed.data) if listed is not None else {}
+    for call in run.calls:
+        if not call.artifact_path:
+            continue
+        rel = os.path.normpath(call.artifact_path)
+        if listed is not None and rel in listed.data:
+            named = [(os.path.basename(rel), listed.data[rel])]
+        elif listed is not None and rel in listed.dirs and not _link_below(listed.links, rel):
+            named = [(name[len(rel) + 1:], listed.data[name]) for name in below.get(rel, ())]
+        else:
+            target = os.path.join(run.folder, rel)
+            paths = [(os.path.basename(target), target)] if os.path.isfile(target) else _files_below(target, root)
+            named = []
+            for name, path in paths:
+                with open(path, "rb") as handle:
+                    named.append((name, handle.read()))
+        files = [Artifact(name, sha256(data), data, _kind(name)) for name, data in named]
+        if not any(a.kind == "svg" for a in files):
+            response = next((a for a in files if a.kind == "response"), None)
+            span = next(svg_spans(response.data), None) if response else None
+            if span:
+                svg = response.data[span[0]:span[1]]
+                files.append(Artifact("extracted.svg", sha256(svg), svg, "svg",
+                                      derived=f"first <svg>…</svg> block of {response.name}"))
+        out[call.call_id] = CallArtifacts(call.call_id, tuple(files))
+    return out
+
+
+def svg_files(files: RunFiles) -> dict[str, bytes]:
+    """Every SVG file of a run folder as read, by sha256: what its calls will need
+    rendered (known before the log is validated, so rendering can start at once)."""
+    return {sha256(data): data for rel, data in files.data.items() if _kind(rel) == "svg"}
+
+
+def _files_by_folder(data: Mapping[str, bytes]) -> dict[str, list[str]]:
+    """Each folder -> the files below it, at any depth, in sorted-Path order."""
+    below: dict[str, list[str]] = {}
+    for rel in data:
+        parts = rel.split("/")
+        for depth in range(1, len(parts)):
+            below.setdefault("/".join(parts[:depth]), []).append(rel)
+    return below
+
+
+def _link_below(links: tuple[str, ...], folder: str) -> bool:
+    i = bisect.bisect_left(links, folder + "/")
+    return i < len(links) and links[i].startswith(folder + "/")
+
+
+def _files_below(target: str, root: Path) -> list[tuple[str, str]]:
+    """Every file below ``target`` (named relative to it), in sorted order. A symbolic
+    link counts when it leads to a file inside ``root``; linked folders are not entered.
+    Plain strings: a Path object per file costs more than reading a small file."""
+    found: list[tuple[tuple[str, ...], str]] = []
+
+    def walk(directory: str, prefix: tuple[str, ...]) -> None:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                parts = (*prefix, entry.name)
+                if entry.is_symlink():
+                    path = Path(entry.path)
+                    if path.is_file() and path.resolve().is_relative_to(root):
+                        found.append((parts, entry.path))
+                elif entry.is_dir(follow_symlinks=False):
+                    walk(entry.path, parts)
+                elif entry.is_file(follow_symlinks=False):
+                    found.append((parts, entry.path))
+
+    walk(target, ())
+    found.sort(key=lambda item: item[0])
+    return [("/".join(parts), path) for parts, path in found]
+
+
+def artifact_hashes(artifacts: dict[str, CallArtifacts]) -> dict[str, tuple[str, ...]]:
+    """The sha256 of each call's own files (not what the build derived from them)."""
+    return {cid: tuple(a.sha256 for a in b.files if a.derived is None) for cid, b in artifacts.items()}
+
+
+def _kind(name: str) -> str:
+    lower = name.lower()
+    if lower.endswith(".svg"):
+        return "svg"
+    if lower.endswith((".txt", ".md", ".json")):
+        return "response"
+    return "other"
+
+
+_SVG_OPEN = {str: re.compile(r"<svg\b", re.I), bytes: re.compile(rb"<svg\b", re.I)}
+
+
+_SVG_CLOSE = {str: re.compile(r"</svg\s*>", re.I), bytes: re.compile(rb"</svg\s*>", re.I)}
+
+
+def svg_spans(text: AnyStr) -> Iterator[tuple[int, int]]:
+    """Where each SVG element of model text starts and ends: from ``<svg`` to the first
+    ``</svg>`` after it, as the regex ``<svg\\b.*?</svg\\s*>`` (re.S, re.I) matches, in one
+    pass. The regex tries again from every ``<svg`` that has no closing tag after it:
+    a response of many of them took quadratic time (20,000: ten seconds)."""
+    opening, closing = _SVG_OPEN[type(text)], _SVG_CLOSE[type(text)]
+    position = 0
+    while (start := opening.search(text, position)) is not None:
+        end = closing.search(text, start.end())
+        if end is None:
+            return  # no later <svg has a closing tag after it either
+        yield start.start(), end.end()
+        position = end.end()

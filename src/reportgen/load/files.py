@@ -1,0 +1,82 @@
+"""The one file walker: every regular file of a folder, symbolic links listed,
+never followed; and the check that an artifact path stays inside its folder."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from reportgen.model.source import RunFiles
+
+
+def artifact_problem(folder: Path, rel: str, files: RunFiles | None = None) -> str | None:
+    """Why ``rel`` is not a safe, existing artifact path inside ``folder`` (None if it is).
+
+    A path ``files`` lists as a regular file or folder was reached without a symbolic
+    link, so it is inside the folder: no need to resolve it."""
+    path = Path(rel)
+    if path.is_absolute() or rel.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", rel):
+        return f"{rel!r} is absolute; artifact paths are relative to the experiment folder"
+    if ".." in path.parts or "\\" in rel:
+        return f"{rel!r} leaves the experiment folder"
+    if files is not None and ("/".join(path.parts) in files.data or "/".join(path.parts) in files.dirs):
+        return None
+    target = folder / path
+    try:
+        resolved = target.resolve(strict=True)
+    except (FileNotFoundError, RuntimeError, OSError):
+        return f"{rel!r} does not exist in the experiment folder"
+    if not resolved.is_relative_to(folder.resolve()):
+        return f"{rel!r} leaves the experiment folder (through a symbolic link)"
+    if not (resolved.is_file() or resolved.is_dir()):
+        return f"{rel!r} is neither a regular file nor a folder (a pipe or device is never read)"
+    return None
+
+
+def read_run_files(folder: Path) -> RunFiles:
+    """Read every regular file below ``folder`` once (plain strings: a Path object per
+    file costs more than reading a small file)."""
+    found: list[tuple[tuple[str, ...], str]] = []
+    dirs: list[str] = []
+    links: list[str] = []
+
+    def walk(directory: str, prefix: tuple[str, ...]) -> None:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                parts = (*prefix, entry.name)
+                if entry.is_symlink():
+                    links.append("/".join(parts))
+                elif entry.is_dir(follow_symlinks=False):
+                    dirs.append("/".join(parts))
+                    walk(entry.path, parts)
+                elif entry.is_file(follow_symlinks=False):
+                    found.append((parts, entry.path))
+
+    walk(str(folder), ())
+    found.sort(key=lambda item: item[0])
+    data = {}
+    for parts, path in found:
+        with open(path, "rb") as handle:
+            data["/".join(parts)] = handle.read()
+    return RunFiles(data, frozenset(dirs), tuple(sorted(links)))
+
+
+def plain_files(folder: Path) -> list[tuple[str, str]]:
+    """(path relative to ``folder``, path) of every regular file below it, in the order
+    of sorted Paths; symbolic links are neither listed nor followed."""
+    found: list[tuple[tuple[str, ...], str]] = []
+
+    def walk(directory: str, prefix: tuple[str, ...]) -> None:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    walk(entry.path, (*prefix, entry.name))
+                elif entry.is_file(follow_symlinks=False):
+                    found.append(((*prefix, entry.name), entry.path))
+
+    walk(str(folder), ())
+    found.sort(key=lambda item: item[0])
+    return [("/".join(parts), path) for parts, path in found]

@@ -1,0 +1,122 @@
+"""Source folder -> ValidatedSource (config, contracts, typed calls), or every problem at once."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from reportgen.errors import Collector
+from reportgen.load.calllog import find_log, read_log
+from reportgen.load.contract import load_contract, load_site_config
+from reportgen.load.design_checks import check_design
+from reportgen.load.files import read_run_files
+from reportgen.load.requests import _check_requests
+from reportgen.load.rows import _parse_calls
+from reportgen.model.config import SiteConfig
+from reportgen.model.source import RunFiles, SourceSnapshot, ValidatedRun, ValidatedSource
+
+
+def read_source(source: Path) -> SourceSnapshot | None:
+    """Every input file, read and hashed; None when the site configuration itself has
+    problems (``load_source`` then reports them, with every other problem)."""
+    problems = Collector()
+    if not source.is_dir():
+        return None
+    config = load_site_config(source, problems)
+    experiments_dir = source / "experiments"
+    names = _experiment_names(experiments_dir, config, problems)
+    if config is None or problems.problems:
+        return None
+    runs = {name: read_run_files(experiments_dir / name) for name in names}
+    return SourceSnapshot(config, runs, _digest(source, [(f"experiments/{n}", f) for n, f in runs.items()]))
+
+
+def load_source(source: Path, check_artifacts: bool = True, snapshot: SourceSnapshot | None = None) -> ValidatedSource:
+    """Read and validate everything; raise InputError listing every problem.
+
+    ``check_artifacts=False`` is for recomputing a published version from its data/
+    folder, which holds the contract, log and requests but publishes artifacts apart.
+    ``snapshot`` is the same folder as ``read_source`` read it: its files are not read again."""
+    problems = Collector()
+    if not source.is_dir():
+        problems.add(str(source), 0, "", "source folder not found")
+        problems.raise_if_any()
+    config = load_site_config(source, problems)
+    runs: list[ValidatedRun] = []
+    experiments_dir = source / "experiments"
+    names = _experiment_names(experiments_dir, config, problems)
+    for name in names:
+        files = snapshot.runs.get(name) if snapshot is not None else None
+        run = _load_run(experiments_dir / name, f"experiments/{name}", problems, check_artifacts, files)
+        if run is not None:
+            runs.append(run)
+    problems.raise_if_any()
+    assert config is not None
+    digest = snapshot.digest if snapshot is not None else _digest(
+        source, [(run.rel_folder, run.files or read_run_files(run.folder)) for run in runs])
+    return ValidatedSource(source, config, tuple(runs), digest)
+
+
+def _experiment_names(folder: Path, config: SiteConfig | None, problems: Collector) -> list[str]:
+    if not folder.is_dir():
+        problems.add("experiments", 0, "", "folder not found: put each run in experiments/<run_id>/")
+        return []
+    found = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if config is None or config.experiments is None:
+        if not found:
+            problems.add("experiments", 0, "", "no experiment folders found")
+        return found
+    for name in config.experiments:
+        if name not in found:
+            problems.add("reportgen.toml", 0, "experiments",
+                         f"experiment {name!r} has no folder experiments/{name}/")
+    return [n for n in config.experiments if n in found]
+
+
+def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifacts: bool,
+              files: RunFiles | None = None) -> ValidatedRun | None:
+    contract = load_contract(folder, rel_folder, problems)
+    logs = find_log(folder)
+    if not logs:
+        problems.add(rel_folder, 0, "", "no call log: expected calls.csv, calls.jsonl or calls.parquet")
+        return None
+    if len(logs) > 1:
+        problems.add(rel_folder, 0, "", "more than one call log; keep exactly one of calls.csv, calls.jsonl, calls.parquet")
+        return None
+    log = read_log(logs[0], f"{rel_folder}/{logs[0].name}", problems)
+    if log is None or contract is None:
+        return None
+    files = files or read_run_files(folder)
+    calls = _parse_calls(log, contract, folder if check_artifacts else None, problems, files)
+    # A published version records the hashes of request bodies it redacted; a source
+    # folder never gets to declare its own exceptions.
+    redacted = {} if check_artifacts else _published_redactions(folder)
+    check_design(contract, calls, log.file, problems)
+    requests = _check_requests(calls, folder, rel_folder, log.file, problems, redacted)
+    return ValidatedRun(contract, folder, rel_folder, log, tuple(calls), requests,
+                        log_bytes=log.data, files=files)
+
+
+def _published_redactions(folder: Path) -> dict[str, str]:
+    try:
+        body = json.loads((folder / "redactions.json").read_text("utf-8"))
+        return {str(k): str(v) for k, v in body.get("requests", {}).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def _digest(source: Path, runs: list[tuple[str, RunFiles]]) -> str:
+    """sha256 over the names and bytes of every file the build reads."""
+    files = [source / "reportgen.toml"]
+    pages = source / "pages"
+    if pages.is_dir():
+        files += sorted(pages.glob("*.md"))
+    digest = hashlib.sha256()
+    for path in files:
+        rel = path.relative_to(source).as_posix()
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for rel_folder, listed in runs:
+        for rel, data in listed.data.items():
+            digest.update(f"{rel_folder}/{rel}".encode() + b"\0" + hashlib.sha256(data).digest())
+    return "sha256:" + digest.hexdigest()

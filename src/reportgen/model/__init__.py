@@ -1,0 +1,1 @@
+"""The records handed from stage to stage: configuration, contract, calls, findings, artifacts."""

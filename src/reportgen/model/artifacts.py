@@ -1,0 +1,61 @@
+"""A call's raw artifacts and a drawing's render, as records."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Artifact:
+    name: str  # as in the source folder, e.g. response.txt
+    sha256: str
+    data: bytes
+    kind: str  # "response", "svg", "other"
+    derived: str | None = None  # how the build made it, if it did
+    redacted_from: str | None = None  # sha256 of the original, when --redact replaced a credential
+
+    @property
+    def published_name(self) -> str:
+        """Content-addressed name. Anything that is not an image is published as text,
+        so a browser never runs what a model wrote."""
+        return f"{self.sha256}.txt"
+
+
+@dataclass(frozen=True)
+class Render:
+    svg_sha256: str
+    png: bytes | None
+    png_sha256: str | None
+    safe_svg: bytes | None  # sanitized copy shown through <img>
+    safe_svg_sha256: str | None
+    notes: tuple[str, ...]  # repairs made and reasons a render failed
+
+
+@dataclass(frozen=True)
+class CallArtifacts:
+    call_id: str
+    files: tuple[Artifact, ...]
+
+    def first(self, kind: str) -> Artifact | None:
+        return next((a for a in self.files if a.kind == kind), None)
+
+
+@dataclass(frozen=True)
+class RenderSettings:
+    renderer: str
+    width: int
+    max_height: int
+    seconds: float
+    viewport: tuple[float, float]
+
+    def short(self) -> str:
+        return f"{self.renderer}, {self.width} px wide"
+
+    def describe(self) -> str:
+        return (f"{self.renderer}, {self.width} px wide (at most {self.max_height} px tall), "
+                f"white background, {self.seconds:g} s budget per file, external references refused")
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

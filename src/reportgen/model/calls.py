@@ -1,0 +1,79 @@
+"""One logged call, and the one rule that says whether it is counted."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    pass
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Mapping
+
+from reportgen.model.outcomes import Outcome, classify, counts_as_pass
+
+
+def counted_first(calls: Sequence[Call]) -> list[Call]:
+    """Formal first submissions that are not excluded: the rows every headline counts."""
+    return [c for c in calls if c.phase == "formal" and c.attempt == 1 and not c.excluded]
+
+
+TRUE_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
+TRUE_WORDS_YES = frozenset(w for w, v in TRUE_WORDS.items() if v)
+
+
+@dataclass(frozen=True)
+class Call:
+    call_id: str
+    line: int
+    run_id: str
+    block_id: str
+    service: str
+    service_group: str
+    requested_model: str
+    returned_model: str
+    started_at: datetime
+    started_at_text: str
+    request_hash: str
+    status: str
+    finish_reason: str
+    latency_ms: float | None
+    qualified: bool | None
+    failure_reason: str
+    artifact_path: str
+    attempt: int
+    critical: bool
+    disputed: bool
+    phase: str
+    extra: Mapping[str, str]  # every other column, as written
+
+    @property
+    def outcome(self) -> Outcome:
+        return classify(self.status, self.qualified, self.disputed)
+
+    @property
+    def passed(self) -> bool:
+        return counts_as_pass(self.status, self.qualified)
+
+    @property
+    def excluded(self) -> bool:
+        return self.extra.get("excluded", "").strip().lower() in TRUE_WORDS_YES
+
+    @property
+    def request_hex(self) -> str:
+        return self.request_hash.removeprefix("sha256:")
+
+    def column(self, name: str) -> str:
+        """An optional column's value, stripped ('' when absent)."""
+        return self.extra.get(name, "").strip()
+
+    @property
+    def score(self) -> float | None:
+        """The numeric score, checked by the design checks when the metric is a score."""
+        text = self.column("score")
+        try:
+            return float(text) if text else None
+        except ValueError:
+            return None

@@ -1,0 +1,130 @@
+"""The site configuration and the run contract, as frozen records, with the
+vocabulary they use (designs, metrics, ids)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Mapping
+
+
+def allowed_attempts(retry: str | None) -> int | None:
+    """Attempts the contract's retry rule allows, when it can be read from the text."""
+    if retry is None:
+        return None
+    text = retry.strip().lower()
+    if text.startswith(("none", "no ", "no-", "0")) or text in ("no", "never"):
+        return 1
+    match = re.search(r"(\d+)\s*(?:retr|attempt)", text)
+    if match:
+        n = int(match.group(1))
+        return n + 1 if "retr" in text[match.start():match.end() + 6] else n
+    return None
+
+
+SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+DESIGNS = ("independent", "paired", "repeated", "leaderboard", "longitudinal")
+
+
+PAIRED_DESIGNS = ("paired", "repeated")  # both arms on the same units: analysed by differences
+
+
+METRICS = ("first_pass_rate", "score")
+
+
+SPECIAL_VALUES = ("unsupported", "unknown")
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    title: str
+    version: str
+    theme: str
+    experiments: tuple[str, ...] | None
+    base_url: str
+    built_at: str | None
+    previous: str | None = None  # the version this one supersedes: its diff page is linked
+
+
+@dataclass(frozen=True)
+class Service:
+    id: str
+    group: str
+    requested_model: str
+    snapshot: str
+    params: Mapping[str, Any]  # each a value, "unsupported" or "unknown", kept as given
+
+
+@dataclass(frozen=True)
+class RunContract:
+    id: str
+    title: str
+    question: str
+    phase: str
+    registered_at: str
+    design: str
+    primary_metric: str
+    higher_is_better: bool
+    baseline: str
+    candidates: tuple[str, ...]
+    alpha: float
+    min_useful_effect: float | None
+    noninferiority_margin: float | None
+    planned_calls: Mapping[str, int]
+    blocks: tuple[str, ...]
+    window_start: str | None
+    window_end: str | None
+    order: str | None
+    timeout_s: float | None
+    retry: str | None
+    concurrency: int | None
+    exclusion_rules: tuple[str, ...]
+    dispute_rule: str | None
+    block_on_critical: bool
+    candidates_tried: int | None
+    slices: tuple[str, ...]  # slices named in advance; any other value of `slice` is exploratory
+    failure_score: float | None  # the score a technical failure counts as (score metric)
+    bootstrap_resamples: int
+    bootstrap_seed: int
+    services: tuple[Service, ...]
+    tasks: tuple[Mapping[str, Any], ...]
+    environment: Mapping[str, Any]
+    raw: Mapping[str, Any]  # the whole parsed contract, shown on the experiment page
+    text: str = ""  # run.toml as written, for line numbers in messages
+
+    def line_of(self, key: str, table: str = "[run]", nth: int = 1) -> int:
+        return _line_of(self.text, key, table, nth)
+
+    @property
+    def confidence_level(self) -> float:
+        return 1.0 - self.alpha
+
+    def service(self, service_id: str) -> Service:
+        return next(s for s in self.services if s.id == service_id)
+
+
+def _line_of(text: str, key: str, table: str = "[run]", nth: int = 1) -> int:
+    """Best-effort line of ``key = ...`` inside the ``nth`` occurrence of ``table`` in a
+    TOML text, for error messages (tomllib does not keep positions); 0 if not found."""
+    leaf = key.rsplit(".", 1)[-1]
+    start = 0
+    for _ in range(nth):
+        found = re.compile(rf"^\s*{re.escape(table)}\s*$", re.M).search(text, start)
+        if found is None:
+            start = 0
+            break
+        start = found.end()
+    match = re.compile(rf"^\s*{re.escape(leaf)}\s*=", re.M).search(text, start)
+    return text.count("\n", 0, match.start()) + 1 if match else 0
+
+
+def parse_timestamp(text: str) -> datetime | None:
+    """An ISO 8601 timestamp WITH a UTC offset, else None."""
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    return value if value.tzinfo is not None else None

@@ -1,0 +1,77 @@
+"""A source folder as the stages hand it on: the raw log, the run's files, the
+validated run and source."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from reportgen.model.artifacts import CallArtifacts
+from reportgen.model.calls import Call
+from reportgen.model.config import RunContract, SiteConfig
+from reportgen.model.findings import Finding
+
+
+@dataclass(frozen=True)
+class RawRow:
+    line: int
+    values: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class RawLog:
+    file: str  # path relative to the source folder, for messages
+    name: str  # calls.csv, calls.jsonl or calls.parquet
+    columns: tuple[str, ...]
+    rows: tuple[RawRow, ...]
+    data: bytes = b""  # the file as read, published as it is (or redacted)
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """Every regular file of a run folder, read once: the source digest, the artifact
+    path checks and the artifacts themselves all come from here. Symbolic links are
+    listed, never followed (their targets are checked the slow way)."""
+
+    data: Mapping[str, bytes]  # path relative to the run folder -> bytes, in sorted-Path order
+    dirs: frozenset[str]
+    links: tuple[str, ...]  # sorted
+
+
+@dataclass(frozen=True)
+class ValidatedRun:
+    contract: RunContract
+    folder: Path
+    rel_folder: str  # e.g. "experiments/pelican-ab"
+    log: RawLog
+    calls: tuple[Call, ...]
+    requests: Mapping[str, bytes]  # request hex -> the file's bytes as published
+    log_bytes: bytes = b""  # the call log as published (redacted when --redact replaced a credential)
+    redactions: tuple[Mapping[str, object], ...] = ()  # what --redact replaced, file by file
+    files: RunFiles | None = None  # the run folder as read
+
+
+@dataclass(frozen=True)
+class ValidatedSource:
+    root: Path
+    config: SiteConfig
+    runs: tuple[ValidatedRun, ...]
+    digest: str  # sha256 over every input file, names included
+
+
+@dataclass(frozen=True)
+class SourceSnapshot:
+    """A source folder read and hashed, nothing validated yet: enough for a build to tell
+    that nothing has changed since it last ran, and read only once either way."""
+
+    config: SiteConfig
+    runs: Mapping[str, RunFiles]  # experiment name -> its files, in build order
+    digest: str
+
+
+@dataclass(frozen=True)
+class AuditedRun:
+    run: ValidatedRun
+    artifacts: dict[str, CallArtifacts]
+    findings: tuple[Finding, ...]

@@ -1,0 +1,1 @@
+"""A published version read back: verify and diff."""

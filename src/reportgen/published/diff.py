@@ -1,0 +1,174 @@
+"""Two published versions -> what changed: contract, calls, artifacts, claims.
+
+Verdict flips come first: they are what a reviewer must not miss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from reportgen.model.calls import Call
+from reportgen.published.read import PublishedVersion, load_embedded_source, read_version
+from reportgen.published.verify import compare_claim
+
+CALL_FIELDS = [f.name for f in fields(Call) if f.name not in ("call_id", "line", "started_at", "extra")]
+
+
+@dataclass(frozen=True)
+class Change:
+    where: str  # e.g. "pelican-ab/run.toml", "pelican-ab/B-02", claim id
+    field: str
+    old: Any
+    new: Any
+
+
+@dataclass(frozen=True)
+class VersionDiff:
+    old: str
+    new: str
+    verdict_flips: tuple[Change, ...]
+    contract: tuple[Change, ...]
+    calls_added: tuple[str, ...]  # "run/call_id (request hash)"
+    calls_removed: tuple[str, ...]
+    calls_changed: tuple[Change, ...]
+    artifacts_changed: tuple[Change, ...]
+    claims_added: tuple[str, ...]
+    claims_removed: tuple[str, ...]
+    claims_changed: tuple[Change, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not any((self.verdict_flips, self.contract, self.calls_added, self.calls_removed,
+                        self.calls_changed, self.artifacts_changed, self.claims_added,
+                        self.claims_removed, self.claims_changed))
+
+
+def diff_versions(old_folder: Path, new_folder: Path) -> VersionDiff:
+    old, new = read_version(old_folder), read_version(new_folder)
+    old_source, new_source = load_embedded_source(old), load_embedded_source(new)
+    old_runs = {r.contract.id: r for r in old_source.runs}
+    new_runs = {r.contract.id: r for r in new_source.runs}
+    contract: list[Change] = []
+    added: list[str] = []
+    removed: list[str] = []
+    changed: list[Change] = []
+    for rid in sorted(set(old_runs) | set(new_runs)):
+        a, b = old_runs.get(rid), new_runs.get(rid)
+        old_toml = _flatten(a.contract.raw) if a else {}
+        new_toml = _flatten(b.contract.raw) if b else {}
+        contract += [Change(f"{rid}/run.toml", k, old_toml.get(k), new_toml.get(k))
+                     for k in sorted(set(old_toml) | set(new_toml)) if old_toml.get(k) != new_toml.get(k)]
+        old_calls = {c.call_id: c for c in a.calls} if a else {}
+        new_calls = {c.call_id: c for c in b.calls} if b else {}
+        added += [f"{rid}/{i} ({new_calls[i].request_hash})" for i in sorted(set(new_calls) - set(old_calls))]
+        removed += [f"{rid}/{i} ({old_calls[i].request_hash})" for i in sorted(set(old_calls) - set(new_calls))]
+        for call_id in sorted(set(old_calls) & set(new_calls)):
+            changed += _call_changes(f"{rid}/{call_id}", old_calls[call_id], new_calls[call_id])
+    artifacts = _artifact_changes(old, new)
+    old_claims, new_claims = old.claims, new.claims
+    claim_changes: list[Change] = []
+    flips: list[Change] = []
+    for cid in sorted(set(old_claims) & set(new_claims)):
+        for field, a_value, b_value in compare_claim(old_claims[cid], new_claims[cid]):
+            if field in ("evidence", "statement"):
+                continue  # follows from the call changes listed above
+            change = Change(cid, field, a_value, b_value)
+            (flips if field == "verdict" else claim_changes).append(change)
+    return VersionDiff(
+        old.label, new.label, tuple(flips), tuple(contract), tuple(added), tuple(removed),
+        tuple(changed), tuple(artifacts),
+        tuple(sorted(set(new_claims) - set(old_claims))), tuple(sorted(set(old_claims) - set(new_claims))),
+        tuple(claim_changes),
+    )
+
+
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """The contract as dotted keys (``run.alpha``, ``service[B].params.seed``)."""
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(_flatten(value, f"{name}."))
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, Mapping) for v in value):
+            for index, item in enumerate(value, 1):
+                label = item.get("id", index)
+                out.update(_flatten(item, f"{name}[{label}]."))
+        else:
+            out[name] = value
+    return out
+
+
+def _call_changes(where: str, a: Call, b: Call) -> list[Change]:
+    out = [Change(where, f, getattr(a, f), getattr(b, f)) for f in CALL_FIELDS if getattr(a, f) != getattr(b, f)]
+    for key in sorted(set(a.extra) | set(b.extra)):
+        if a.extra.get(key, "") != b.extra.get(key, ""):
+            out.append(Change(where, key, a.extra.get(key, ""), b.extra.get(key, "")))
+    return out
+
+
+def _artifact_changes(old: PublishedVersion, new: PublishedVersion) -> list[Change]:
+    out = []
+    for rid in sorted(set(old.artifacts) | set(new.artifacts)):
+        a_calls, b_calls = old.artifacts.get(rid, {}), new.artifacts.get(rid, {})
+        for call_id in sorted(set(a_calls) & set(b_calls)):
+            a_files = {e["name"]: e["sha256"] for e in a_calls[call_id]}
+            b_files = {e["name"]: e["sha256"] for e in b_calls[call_id]}
+            for name in sorted(set(a_files) | set(b_files)):
+                if a_files.get(name) != b_files.get(name):
+                    out.append(Change(f"{rid}/{call_id}", name, a_files.get(name), b_files.get(name)))
+    return out
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def format_text(d: VersionDiff) -> str:
+    lines = [f"reportgen diff {d.old} -> {d.new}"]
+    if d.empty:
+        return lines[0] + "\nno changes in contract, calls, artifacts or claims\n"
+
+    def section(title: str, items: list[str]) -> None:
+        if items:
+            lines.append(f"\n{title} ({len(items)})")
+            lines.extend(f"  {item}" for item in items)
+
+    section("Verdicts that changed", [f"{c.where}: {c.old} -> {c.new}" for c in d.verdict_flips])
+    section("Contract changes", [f"{c.where}: {c.field}: {_show(c.old)} -> {_show(c.new)}" for c in d.contract])
+    section("Calls added", [f"+ {c}" for c in d.calls_added])
+    section("Calls removed", [f"- {c}" for c in d.calls_removed])
+    section("Calls changed", [f"~ {c.where}: {c.field}: {_show(c.old)} -> {_show(c.new)}" for c in d.calls_changed])
+    section("Artifacts whose content changed",
+            [f"~ {c.where}: {c.field}: {_show(c.old)} -> {_show(c.new)}" for c in d.artifacts_changed])
+    section("Claims added", [f"+ {c}" for c in d.claims_added])
+    section("Claims removed", [f"- {c}" for c in d.claims_removed])
+    section("Claims whose numbers changed", _claim_lines(d.claims_changed))
+    return "\n".join(lines) + "\n"
+
+
+def _claim_lines(changes: tuple[Change, ...]) -> list[str]:
+    """One line per claim: estimate, interval as a pair, then any other field."""
+    by_claim: dict[str, dict[str, Change]] = {}
+    for c in changes:
+        by_claim.setdefault(c.where, {})[c.field] = c
+    lines = []
+    for claim_id, fields_ in by_claim.items():
+        parts = []
+        low, high = fields_.pop("interval.low", None), fields_.pop("interval.high", None)
+        if "estimate" in fields_:
+            c = fields_.pop("estimate")
+            parts.append(f"estimate {_show(c.old)} -> {_show(c.new)}")
+        if low and high:
+            parts.append(f"interval [{_show(low.old)}, {_show(high.old)}] -> [{_show(low.new)}, {_show(high.new)}]")
+        else:
+            parts += [f"{c.field} {_show(c.old)} -> {_show(c.new)}" for c in (low, high) if c]
+        parts += [f"{name} {_show(c.old)} -> {_show(c.new)}" for name, c in sorted(fields_.items())]
+        lines.append(f"{claim_id}: " + "; ".join(parts))
+    return lines

@@ -1,0 +1,1 @@
+"""Claims, views, theme, charts, narrative and safe drawings -> {path: bytes}."""

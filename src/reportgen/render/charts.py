@@ -1,0 +1,286 @@
+"""Analysis -> charts: altair specifications saved as static SVG with vl-convert.
+
+No JavaScript and no CDN: the SVG is produced at build time, deterministically, and
+shown through <img>. Each chart carries its data (as JSON in the SVG's <metadata>)
+and is published with a caption, alt text and the table it was drawn from.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from xml.sax.saxutils import escape
+
+import altair as alt
+import pandas as pd
+import vl_convert
+
+from reportgen.analysis.results import ExperimentAnalysis
+from reportgen.model.outcomes import STATUS_LABELS
+from reportgen.render import present
+
+WIDTH = 520
+MAX_POINTS = 2000  # past this a chart summarises instead of drawing every call
+PALETTE = ["#1f5f99", "#c0392b", "#2e7d32", "#8e44ad", "#b9770e", "#16a085", "#555555"]
+OUTCOME_COLOURS = {"passed": "#2e7d32", "failed the task": "#c0392b", "missing from the log": "#777777"}
+
+
+@dataclass(frozen=True)
+class Chart:
+    name: str
+    title: str
+    caption: str
+    alt: str
+    svg: bytes
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]  # the table beside the chart, already formatted
+
+
+def _svg(chart: alt.TopLevelMixin, columns: tuple[str, ...], rows: tuple[tuple[str, ...], ...]) -> bytes:
+    svg = vl_convert.vegalite_to_svg(chart.to_dict())
+    data = json.dumps({"columns": list(columns), "rows": [list(r) for r in rows]}, ensure_ascii=False)
+    head, sep, rest = svg.partition(">")
+    return f"{head}{sep}<metadata>{escape(data)}</metadata>{rest}".encode("utf-8")
+
+
+def _base(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    return chart.configure(font="DejaVu Sans").configure_view(stroke=None).configure_axis(
+        labelFontSize=12, titleFontSize=12, grid=True, gridColor="#e5e8eb")
+
+
+def build_charts(analysis: ExperimentAnalysis) -> tuple[Chart, ...]:
+    charts = [_rates(analysis)]
+    if analysis.overall.comparisons:
+        charts.append(_difference(analysis))
+    # Pass/fail pairs take only three differences: their 2×2 table says it all.
+    if analysis.paired is not None and analysis.paired.difference.n and analysis.paired.binary is None:
+        charts.append(_paired(analysis))
+    if analysis.blocks and len(analysis.overall.services) <= 6:  # past that, the per-block table reads better
+        charts.append(_blocks(analysis))
+    latency = _latency(analysis)
+    if latency is not None:
+        charts.append(latency)
+    charts.append(_outcomes(analysis))
+    return tuple(charts)
+
+
+def _interval_chart(df: pd.DataFrame, y: str, colour: str, x_title: str, height: int,
+                    domain: tuple[float, float] = (0.0, 1.0)) -> alt.LayerChart:
+    return alt.layer(*_interval_layers(df, y, colour, x_title, domain)).properties(width=WIDTH, height=height)
+
+
+def _interval_layers(df: pd.DataFrame, y: str, colour: str, x_title: str,
+                     domain: tuple[float, float]) -> list[alt.Chart]:
+    """A bar from low to high and a dot at the estimate, per row."""
+    scale = alt.Scale(domain=list(domain))
+    axis = alt.Axis(format="%", title=x_title)
+    legend = alt.Legend(title=None, orient="bottom") if df[colour].nunique() > 1 else None
+    colours = alt.Color(f"{colour}:N", scale=alt.Scale(range=PALETTE), legend=legend)
+    y_axis = alt.Y(f"{y}:N", title=None, sort=None, axis=alt.Axis(labelLimit=320))
+    rule = alt.Chart(df).mark_rule(strokeWidth=3).encode(
+        x=alt.X("low:Q", scale=scale, axis=axis), x2="high:Q", y=y_axis, color=colours)
+    point = alt.Chart(df).mark_point(filled=True, size=90, opacity=1).encode(
+        x="estimate:Q", y=y_axis, color=colours)
+    return [rule, point]
+
+
+def _rates(analysis: ExperimentAnalysis) -> Chart:
+    rows = []
+    for s in analysis.overall.services:
+        for label, est in (("all planned first submissions", s.first_pass),
+                           ("among complete returns", s.complete_pass)):
+            if est.is_defined:
+                rows.append({"row": f"{s.service} · {label}", "measure": label, "estimate": est.estimate,
+                             "low": est.low, "high": est.high, "n": f"{est.numerator}/{est.denominator}"})
+    df = pd.DataFrame(rows)
+    level = present.percent(analysis.run.contract.confidence_level, 0)
+    chart = _base(_interval_chart(df, "row", "measure", f"pass rate, {level} Wilson interval", 34 * len(rows)))
+    table = tuple((r["row"], r["n"], present.percent(r["estimate"]),
+                   f"[{present.percent(r['low'])}, {present.percent(r['high'])}]") for r in rows)
+    columns = ("service and measure", "passes", "rate", f"{level} interval")
+    text = "; ".join(f"{r[0]} {r[2]} {r[3]}" for r in table)
+    return Chart("rates", "Pass rate of each service, with its interval",
+                 f"Each dot is a pass rate, each bar its {level} Wilson interval. The headline is the rate over "
+                 "all planned first submissions; the rate among complete returns answers a narrower question.",
+                 f"Interval chart of pass rates: {text}.", _svg(chart, columns, table), columns, table)
+
+
+def _difference(analysis: ExperimentAnalysis) -> Chart:
+    contract = analysis.run.contract
+    rows = [{"row": f"{c.candidate} − {c.baseline}", "estimate": c.difference.estimate,
+             "low": c.difference.low, "high": c.difference.high, "kind": "difference"}
+            for c in analysis.overall.comparisons]
+    df = pd.DataFrame(rows)
+    lines = [{"at": 0.0, "line": "zero"}]
+    if contract.min_useful_effect is not None:
+        lines.append({"at": contract.min_useful_effect, "line": "minimum useful effect"})
+    if contract.noninferiority_margin is not None:
+        lines.append({"at": -contract.noninferiority_margin, "line": "− non-inferiority margin"})
+    for index, line in enumerate(lines):  # stagger the labels so neighbours never overlap
+        line["y"] = 2 + 13 * index
+    reach = max(0.25, *(abs(v) for r in rows for v in (r["low"], r["high"])), *(abs(x["at"]) for x in lines))
+    domain = (-min(1.0, reach + 0.05), min(1.0, reach + 0.05))
+    refs = alt.Chart(pd.DataFrame(lines)).mark_rule(strokeDash=[5, 4], color="#555").encode(
+        x="at:Q")
+    labels = alt.Chart(pd.DataFrame(lines)).mark_text(
+        align="left", baseline="top", dx=3, fontSize=10, color="#333").encode(
+        x="at:Q", y=alt.Y("y:Q", scale=None), text="line:N")
+    level = present.percent(contract.confidence_level, 0)
+    body = _interval_layers(df, "row", "kind", f"difference in first-submission pass rate, {level} Newcombe interval",
+                            domain)
+    chart = _base(alt.layer(*body, refs, labels).properties(width=WIDTH, height=70 + 26 * len(rows)))
+    table = tuple((r["row"], present.points(r["estimate"]) + " points",
+                   f"[{present.points(r['low'])}, {present.points(r['high'])}]") for r in rows)
+    table += tuple((f"line: {x['line']}", present.points(x["at"]) + " points", "") for x in lines)
+    columns = ("quantity", "value", f"{level} interval")
+    return Chart("difference", "The difference against zero and the registered thresholds",
+                 "The dot is the difference candidate − baseline in first-submission pass rate; the bar is its "
+                 f"{level} Newcombe interval. Dashed lines: zero, the minimum useful effect and minus the "
+                 "non-inferiority margin registered in the contract.",
+                 "Difference chart: " + "; ".join(f"{r[0]} {r[1]} {r[2]}".strip() for r in table) + ".",
+                 _svg(chart, columns, table), columns, table)
+
+
+MAX_UNIT_ROWS = 40  # past this many pairs or tasks, a histogram of the differences
+
+
+def _paired(analysis: ExperimentAnalysis) -> Chart:
+    """Each pair's (or task's) difference as a dot, or their histogram when there are
+    many; with zero, the mean and its interval, and the minimum useful effect."""
+    contract = analysis.run.contract
+    p = analysis.paired
+    assert p is not None
+    d = p.difference
+    level = present.percent(contract.confidence_level, 0)
+    unit = "task" if p.unit == "task" else "pair"
+    what = ("score" if p.metric == "score" else
+            "task pass rate (mean over repetitions)" if p.unit == "task" else "pass (1) / non-pass (0)")
+    diffs = [(r.unit, r.difference) for r in p.rows if r.difference is not None]
+    lines = [{"at": 0.0, "line": "zero"}, {"at": d.estimate, "line": "mean"}]
+    if d.low < d.high:
+        lines += [{"at": d.low, "line": f"{level} t interval"}, {"at": d.high, "line": ""}]
+    if contract.min_useful_effect is not None:
+        lines.append({"at": contract.min_useful_effect * (1 if contract.higher_is_better else -1),
+                      "line": "minimum useful effect"})
+    x_title = f"{p.candidate} − {p.baseline}, difference in {what}"
+    if len(diffs) <= MAX_UNIT_ROWS:
+        df = pd.DataFrame([{"unit": u, "difference": v} for u, v in diffs])
+        body = alt.Chart(df).mark_point(filled=True, size=70, opacity=1, color=PALETTE[0]).encode(
+            x=alt.X("difference:Q", title=x_title), y=alt.Y("unit:N", sort=None, title=None))
+        height = 22 * len(diffs) + 30
+        table = tuple((u, present.score(v)) for u, v in diffs)
+        columns = (unit, "difference")
+        shape = f"Each dot is one {unit}'s difference"
+    else:
+        counts = pd.Series([v for _, v in diffs]).round(6).value_counts().sort_index()
+        df = pd.DataFrame({"difference": counts.index, "count": counts.values})
+        body = alt.Chart(df).mark_bar(color=PALETTE[0], size=14).encode(
+            x=alt.X("difference:Q", title=x_title), y=alt.Y("count:Q", title=f"{unit}s"))
+        height = 180
+        table = tuple((present.score(v), str(n)) for v, n in zip(counts.index, counts.values))
+        columns = ("difference", f"{unit}s")
+        shape = f"Each bar counts the {unit}s with that difference"
+    frame = pd.DataFrame(lines)
+    for index, line in enumerate(lines):
+        line["y"] = 2 + 13 * index
+    refs = alt.Chart(frame).mark_rule(strokeDash=[5, 4], color="#555").encode(x="at:Q")
+    labels = alt.Chart(pd.DataFrame(lines)).mark_text(
+        align="left", baseline="top", dx=3, fontSize=10, color="#333").encode(
+        x="at:Q", y=alt.Y("y:Q", scale=None), text="line:N")
+    chart = _base(alt.layer(body, refs, labels).properties(width=WIDTH, height=height))
+    table += tuple((f"line: {x['line'] or 'interval end'}", present.score(x["at"])) for x in lines)
+    return Chart("paired", f"Every {unit}'s difference",
+                 f"{shape} ({p.candidate} − {p.baseline}, {d.n} {unit}s). Dashed lines: zero, the mean, the ends of "
+                 f"its {level} t interval and the registered minimum useful effect. Read the spread, not only the mean.",
+                 "Paired differences: " + "; ".join(f"{a} {b}" for a, b in table) + ".",
+                 _svg(chart, columns, table), columns, table)
+
+
+def _blocks(analysis: ExperimentAnalysis) -> Chart:
+    rows = []
+    for block in analysis.blocks:
+        for s in block.services:
+            if s.first_pass.is_defined:
+                rows.append({"row": f"block {block.block} · {s.service}", "service": s.service,
+                             "estimate": s.first_pass.estimate, "low": s.first_pass.low,
+                             "high": s.first_pass.high, "n": f"{s.first_pass.numerator}/{s.first_pass.denominator}"})
+    df = pd.DataFrame(rows)
+    level = present.percent(analysis.run.contract.confidence_level, 0)
+    chart = _base(_interval_chart(df, "row", "service", f"first-submission pass rate, {level} Wilson interval",
+                                  26 * len(rows)))
+    table = tuple((r["row"], r["n"], present.percent(r["estimate"]),
+                   f"[{present.percent(r['low'])}, {present.percent(r['high'])}]") for r in rows)
+    columns = ("block and service", "passes", "rate", f"{level} interval")
+    return Chart("blocks", "Pass rate per block",
+                 "The same rate inside each block of the design. A difference that lives in one block only "
+                 "points to a time effect rather than a service effect. Small blocks have wide intervals.",
+                 "Per-block interval chart: " + "; ".join(f"{r[0]} {r[2]}" for r in table) + ".",
+                 _svg(chart, columns, table), columns, table)
+
+
+def _latency(analysis: ExperimentAnalysis) -> Chart | None:
+    run = analysis.run
+    counted = {cid for s in analysis.overall.services for cid in s.complete_calls}
+    rows = [{"service": c.service, "seconds": c.latency_ms / 1000, "call": c.call_id}
+            for c in run.calls if c.call_id in counted and c.latency_ms is not None]
+    if not rows:
+        return None
+    df = pd.DataFrame(rows)
+    colours = alt.Color("service:N", scale=alt.Scale(range=PALETTE), legend=None)
+    x_title = "latency of complete returns (s)"
+    x = alt.X("seconds:Q", title=x_title, scale=alt.Scale(zero=True))
+    medians = df.groupby("service", as_index=False)["seconds"].median()
+    median_marks = alt.Chart(medians).mark_tick(thickness=4, size=34, color="#111").encode(
+        x="seconds:Q", y="service:N")
+    if len(df) <= MAX_POINTS:
+        marks = [alt.Chart(df).mark_tick(thickness=2, size=22, opacity=0.8).encode(
+            x=x, y=alt.Y("service:N", title=None), color=colours)]
+        how = "One thin tick per complete return; the thick black tick is the median."
+    else:  # too many calls to draw one by one: the 5th to 95th percentile and the quartiles
+        q = df.groupby("service")["seconds"].quantile([0.05, 0.25, 0.75, 0.95]).unstack().reset_index()
+        q.columns = ["service", "p5", "p25", "p75", "p95"]
+        marks = [alt.Chart(q).mark_rule(strokeWidth=2).encode(x=alt.X("p5:Q", title=x_title, scale=alt.Scale(zero=True)), x2="p95:Q",
+                                                               y=alt.Y("service:N", title=None), color=colours),
+                 alt.Chart(q).mark_bar(height=14).encode(x="p25:Q", x2="p75:Q", y="service:N", color=colours)]
+        how = "The line spans the 5th to the 95th percentile, the bar the middle half; the black tick is the median."
+    chart = _base(alt.layer(*marks, median_marks).properties(width=WIDTH, height=max(44, 22 * df["service"].nunique())))
+    by_service = {s.service: s for s in analysis.overall.services}
+    table = tuple((svc, str(len(group)), present.milliseconds(by_service[svc].latency_median_ms),
+                   present.milliseconds(by_service[svc].latency_p90_ms))
+                  for svc, group in df.groupby("service", sort=True))
+    columns = ("service", "complete returns", "median", "90th percentile")
+    return Chart("latency", "Latency of complete returns",
+                 f"{how} Technical failures are left out here (a timeout's latency is the timeout) and counted "
+                 "in the outcome chart.",
+                 "Latency strip chart: " + "; ".join(f"{r[0]} median {r[2]}, p90 {r[3]}" for r in table) + ".",
+                 _svg(chart, columns, table), columns, table)
+
+
+def _outcomes(analysis: ExperimentAnalysis) -> Chart:
+    rows = []
+    for s in analysis.overall.services:
+        passes = s.first_pass.numerator or 0
+        parts = [("passed", passes), ("failed the task", len(s.complete_calls) - passes)]
+        parts += [(STATUS_LABELS[status], len(ids)) for status, ids in s.failures]
+        parts += [("missing from the log", s.n_missing)] if s.n_missing else []
+        for order, (outcome, count) in enumerate(parts):
+            if count:
+                rows.append({"service": s.service, "outcome": outcome, "calls": count, "order": order,
+                             "share": count / s.planned if s.planned else 0.0})
+    df = pd.DataFrame(rows)
+    names = list(dict.fromkeys(df["outcome"]))
+    colours = [OUTCOME_COLOURS.get(n, PALETTE[3 + i % 4]) for i, n in enumerate(names)]
+    chart = _base(alt.Chart(df).mark_bar().encode(
+        x=alt.X("share:Q", stack="zero", axis=alt.Axis(format="%", title="share of planned first submissions")),
+        y=alt.Y("service:N", title=None),
+        color=alt.Color("outcome:N", scale=alt.Scale(domain=names, range=colours),
+                        legend=alt.Legend(title=None, orient="bottom")),
+        order=alt.Order("order:Q"),
+    ).properties(width=WIDTH, height=40 * df["service"].nunique()))
+    table = tuple((r["service"], r["outcome"], str(r["calls"]), present.percent(r["share"])) for r in rows)
+    columns = ("service", "outcome", "calls", "share of planned")
+    return Chart("outcomes", "What happened to every planned call",
+                 "Each bar is all planned first submissions of a service: passed, failed the task, and each "
+                 "kind of technical failure kept apart.",
+                 "Stacked bar chart of outcomes: " + "; ".join(f"{r[0]} {r[1]} {r[2]} ({r[3]})" for r in table) + ".",
+                 _svg(chart, columns, table), columns, table)

@@ -1,0 +1,137 @@
+"""How numbers are shown: the only place where rounding happens.
+
+Honest display rules: an estimate never appears without its interval; a rate is shown
+as 0% or 100% only when it is exactly that; p-values too small to print are bounded,
+never shown as 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+from reportgen.claims.claim import Claim
+
+MINUS = "\u2212"
+
+
+def _signed(text: str) -> str:
+    return text.replace("-", MINUS)
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    if value is None or math.isnan(value):
+        return "undefined"
+    if value == 0:
+        return "0%"
+    if value == 1:
+        return "100%"
+    text = f"{value * 100:.{digits}f}"
+    floor = 10 ** -digits
+    if float(text) == 0:
+        return f"<{floor:.{digits}f}%"
+    if float(text) == 100:
+        return f">{100 - floor:.{digits}f}%"
+    return f"{text}%"
+
+
+def points(value: float | None, digits: int = 1) -> str:
+    """A difference of rates, in percentage points, with an explicit sign."""
+    if value is None or math.isnan(value):
+        return "undefined"
+    if value == 0:
+        return "0.0"
+    text = f"{value * 100:+.{digits}f}"
+    if float(text) == 0:  # never print a non-zero difference as 0: show two significant digits
+        text = f"{value * 100:+.2g}"
+    return _signed(text)
+
+
+def magnitude_points(value: float) -> str:
+    """A registered threshold or margin, in percentage points, without a sign."""
+    return f"{abs(value) * 100:g} points"
+
+
+def p_value(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "undefined"
+    if value < 0.0001:
+        return "< 0.0001"
+    if value >= 0.99995 and value < 1:
+        return "> 0.9999"
+    return f"{value:.4f}"
+
+
+def milliseconds(value: float | None) -> str:
+    if value is None:
+        return "undefined"
+    return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.0f} ms"
+
+
+def score(value: float | None, signed: bool = True) -> str:
+    """A score or a difference of scores, on the score's own scale (3 significant digits)."""
+    if value is None or math.isnan(value):
+        return "undefined"
+    if value == 0:
+        return "0"
+    return _signed(f"{value:+.3g}" if signed else f"{value:.3g}")
+
+
+def _paired(claim: Claim) -> bool:
+    """A difference of paired pass/fail data (or a decision read from one): two decimals."""
+    return claim.kind == "paired_difference" or (
+        claim.kind == "decision" and (claim.method or "").startswith(("paired", "cluster", "hierarchical")))
+
+
+def interval(claim: Claim) -> str:
+    if claim.low is None or claim.high is None or math.isnan(claim.low) or math.isnan(claim.high):
+        return ""
+    if claim.kind == "rank":
+        return f"[ranks {claim.low:g}–{claim.high:g}]"
+    if claim.unit == "score":
+        return f"[{score(claim.low)}, {score(claim.high)}]"
+    if _paired(claim):  # as the paired analyses are usually reported
+        return f"[{points(claim.low, 2)}, {points(claim.high, 2)}]"
+    if claim.kind in ("difference", "decision"):
+        return f"[{points(claim.low)}, {points(claim.high)}]"
+    return f"[{percent(claim.low)}, {percent(claim.high)}]"
+
+
+def level(claim: Claim) -> str:
+    return percent(claim.confidence_level, 0) if claim.confidence_level else ""
+
+
+def value(claim: Claim) -> str:
+    """The claim's number as the pages show it (interval shown separately)."""
+    if claim.kind == "rate":
+        return f"{percent(claim.estimate)} ({claim.numerator}/{claim.denominator})"
+    if claim.kind in ("difference", "paired_difference"):
+        if claim.unit == "score":
+            return score(claim.estimate)
+        return f"{points(claim.estimate, 2 if claim.kind == 'paired_difference' else 1)} points"
+    if claim.kind == "decision":
+        return claim.verdict_label or claim.verdict or ""
+    if claim.kind == "test":
+        if claim.p_value is None:
+            return "undefined"
+        adjusted = f", {claim.adjustment} {p_value(claim.adjusted_p_value)}" if claim.adjusted_p_value is not None else ""
+        shown = p_value(claim.p_value)
+        return f"p {shown if shown[0] in '<>' else '= ' + shown}{adjusted}"
+    if claim.kind == "rank":
+        return f"group {claim.group}"
+    if claim.unit == "ms":
+        return milliseconds(claim.estimate)
+    if claim.unit == "score":
+        return f"{score(claim.estimate, signed=False)} ({claim.numerator} scored)"
+    if claim.kind == "count" and claim.numerator is not None:
+        return str(claim.numerator)
+    return "undefined" if claim.estimate is None else f"{claim.estimate:g}"
+
+
+def p_value_reading(p: float, alpha: float) -> str:
+    """One line on what the p-value is, and is not."""
+    share = percent(p, 1) if p >= 0.001 else "less than 0.1%"
+    side = "below" if p < alpha else "not below"
+    return (f"If both services had the same pass probability, a split of passes at least this "
+            f"uneven would occur in about {share} of runs like this one; p is {side} the "
+            f"pre-registered α = {alpha:g}. It is not the probability that either service is "
+            "better, nor that the result is due to chance.")

@@ -1,0 +1,340 @@
+"""Artifacts of each call: read, hashed, content-addressed, and SVG rendered safely.
+
+Three artifacts per drawing call, each hashed, so a reader can see how one came from
+the other: the raw response, the SVG (from the log's folder, or extracted from the
+response), and the PNG this build rendered. Rendering runs in worker processes with a
+time budget and bounded output size; CairoSVG only ever gets bytes we read ourselves
+and a URL fetcher that refuses everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import re
+import signal
+import threading
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import TimeoutError as FuturesTimeout
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+from reportgen.model.artifacts import Render, RenderSettings, sha256
+from reportgen.model.config import RunContract
+from reportgen.model.source import ValidatedRun
+from reportgen.render.sanitize import SVG_NS, SvgRejected, parse_svg, sanitize_svg
+
+RENDER_WIDTH = 512
+MAX_RENDER_HEIGHT = 2048
+RENDER_SECONDS = 10.0
+WORKER_MEMORY_BYTES = 1 << 30
+
+
+def render_settings(run: ValidatedRun) -> RenderSettings:
+    return contract_render_settings(run.contract)
+
+
+def contract_render_settings(contract: RunContract) -> RenderSettings:
+    import cairosvg
+
+    viewport = (400.0, 300.0)
+    for task in contract.tasks:
+        match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*[x×]\s*(\d+(?:\.\d+)?)\s*$", str(task.get("render_viewport", "")))
+        if match:
+            viewport = (float(match.group(1)), float(match.group(2)))
+            break
+    return RenderSettings(f"CairoSVG {cairosvg.__version__}", RENDER_WIDTH, MAX_RENDER_HEIGHT,
+                          RENDER_SECONDS, viewport)
+
+
+RENDER_CODE_VERSION = "1"  # bump when render_one changes what it produces
+
+
+def cache_key(svg_sha: str, settings: RenderSettings) -> str:
+    """A render depends on the SVG's bytes and every renderer setting, nothing else."""
+    text = "\x1f".join((svg_sha, settings.describe(), repr(settings.viewport), RENDER_CODE_VERSION))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class RenderCache:
+    """Renders kept across builds, in a folder keyed by content hash and settings.
+
+    Plain files (a JSON record, the PNG, the sanitized SVG), never pickles: a cache
+    folder is not trusted to run code. A record whose files do not match their
+    recorded hashes is ignored and rendered again."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+        self.hits = 0
+        self.misses = 0
+        self.hit_shas: set[str] = set()  # the SVGs whose render came from the cache
+
+    def get(self, svg_sha: str, settings: RenderSettings) -> Render | None:
+        if self.folder is None:
+            self.misses += 1
+            return None
+        base = self.folder / cache_key(svg_sha, settings)
+        try:
+            record = json.loads((base.with_suffix(".json")).read_text("utf-8"))
+            png = base.with_suffix(".png").read_bytes() if record["png"] else None
+            safe = base.with_suffix(".svg").read_bytes() if record["safe_svg"] else None
+        except (OSError, ValueError, KeyError, TypeError):
+            self.misses += 1
+            return None
+        if (png is not None and sha256(png) != record["png"]) or (safe is not None and sha256(safe) != record["safe_svg"]):
+            self.misses += 1
+            return None
+        self.hits += 1
+        self.hit_shas.add(svg_sha)
+        return Render(svg_sha, png, record["png"], safe, record["safe_svg"], tuple(record["notes"]))
+
+    def put(self, render: Render, settings: RenderSettings) -> None:
+        if self.folder is None:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        base = self.folder / cache_key(render.svg_sha256, settings)
+        if render.png is not None:
+            base.with_suffix(".png").write_bytes(render.png)
+        if render.safe_svg is not None:
+            base.with_suffix(".svg").write_bytes(render.safe_svg)
+        record = {"png": render.png_sha256, "safe_svg": render.safe_svg_sha256, "notes": list(render.notes)}
+        tmp = base.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(record), encoding="utf-8")
+        os.replace(tmp, base.with_suffix(".json"))  # the record last: a half-written entry is never read
+
+
+def render_cached(svgs: Mapping[str, bytes], settings: RenderSettings, cache: RenderCache,
+                  processes: int | None = None, tick: Callable[[], None] = lambda: None,
+                  stop: threading.Event | None = None) -> dict[str, Render]:
+    """Renders from the cache where present; the rest rendered now and stored."""
+    results: dict[str, Render] = {}
+    missing: dict[str, bytes] = {}
+    for sha, data in svgs.items():
+        hit = cache.get(sha, settings)
+        if hit is not None:
+            results[sha] = hit
+        else:
+            missing[sha] = data
+    fresh = render_all(missing, settings, processes, tick, stop)
+    for render in fresh.values():
+        cache.put(render, settings)
+    results.update(fresh)
+    return results
+
+
+def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: int | None = None,
+               tick: Callable[[], None] = lambda: None, stop: threading.Event | None = None) -> dict[str, Render]:
+    """Render each distinct SVG once (keyed by its sha256), in parallel worker processes.
+
+    Workers come from a fresh server process (forkserver), never forked from the build
+    itself, which by then may hold threads and a large address space (the chart engine).
+    A worker that dies breaks only the files in flight: they are retried once in a new
+    pool, and a file that breaks a pool twice is reported as crashing the renderer."""
+    if not svgs:
+        return {}
+    pending = dict(sorted(svgs.items()))
+    processes = max(1, min(processes or os.cpu_count() or 1, len(pending)))
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":  # workers fork from a server that has loaded the renderer once
+        context.set_forkserver_preload(["reportgen.render.svg", "cairosvg"])
+    results: dict[str, Render] = {}
+    strikes: dict[str, int] = {}
+    while pending:
+        broken: list[str] = []
+        with ProcessPoolExecutor(processes, mp_context=context, initializer=_init_worker) as pool:
+            futures = {pool.submit(render_one, data, settings): sha for sha, data in pending.items()}
+            # Each render stops itself at the budget; this backstop covers a worker stuck in C.
+            backstop = settings.seconds * (len(futures) / processes + 2) + 30
+            try:
+                for future in as_completed(futures, timeout=backstop):
+                    if stop is not None and stop.is_set():  # the build failed: render no more
+                        pool.shutdown(wait=True, cancel_futures=True)
+                        return {}
+                    sha = futures[future]
+                    tick()
+                    try:
+                        results[sha] = future.result()
+                    except BrokenProcessPool:
+                        broken.append(sha)
+                    except Exception as exc:  # the call page says so; the build goes on
+                        results[sha] = _failed(sha, f"not rendered: the renderer failed ({type(exc).__name__})")
+            except FuturesTimeout:
+                for future, sha in futures.items():
+                    if sha not in results:
+                        future.cancel()
+                        results[sha] = _failed(sha, "not rendered: the renderer did not finish in time")
+                _kill_workers(pool)
+        pending = {}
+        for sha in broken:
+            strikes[sha] = strikes.get(sha, 0) + 1
+            if strikes[sha] >= 2:
+                results[sha] = _failed(sha, "not rendered: the renderer crashed on this file")
+            else:
+                pending[sha] = svgs[sha]
+    return results
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    for process in list(getattr(pool, "_processes", {}).values()):
+        process.kill()
+
+
+def _failed(sha: str, note: str, notes: Iterable[str] = ()) -> Render:
+    return Render(sha, None, None, None, None, (*notes, note))
+
+
+RENDER_NICENESS = 10  # renders take the cores the build's own thread leaves
+
+
+def _init_worker() -> None:
+    try:  # the build's own thread reads, checks and analyses meanwhile, and decides when pages can start
+        os.nice(RENDER_NICENESS)
+    except (AttributeError, OSError):  # pragma: no cover - not on every platform
+        pass
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
+    except (ImportError, ValueError, OSError):  # pragma: no cover - not on every platform
+        pass
+
+
+class _RenderTimeout(Exception):
+    pass
+
+
+_ALARM = {"fired": False}
+# After the budget, the alarm repeats at this interval: a timeout raised while CairoSVG is
+# inside a callback from C can be swallowed there ("exception ignored"), so one alarm is
+# not enough to stop the render.
+ALARM_REPEAT_S = 0.05
+
+
+def _on_alarm(signum, frame):  # pragma: no cover - runs in a worker
+    _ALARM["fired"] = True
+    raise _RenderTimeout
+
+
+# What a refused reference is replaced by, so the rest of the drawing still renders.
+_EMPTY_SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>'
+
+
+class _RefusingFetcher:
+    """CairoSVG's url_fetcher: never opens a file or URL. It answers every reference
+    with an empty stand-in and remembers what it refused, for the call page."""
+
+    def __init__(self) -> None:
+        self.refused: list[str] = []
+
+    def __call__(self, url: str, resource_type: str) -> bytes:
+        if url.startswith("data:"):
+            raise ValueError("embedded data: images are not decoded")  # keeps the refusal uniform
+        self.refused.append(url[:100])
+        if resource_type.startswith("image/svg"):
+            return _EMPTY_SVG
+        if resource_type.startswith("image/"):
+            return _empty_png()
+        return b""
+
+
+def _empty_png() -> bytes:
+    """A 1×1 transparent PNG, made by the same cairo that reads it."""
+    import io
+
+    import cairocffi
+
+    buffer = io.BytesIO()
+    cairocffi.ImageSurface(cairocffi.FORMAT_ARGB32, 1, 1).write_to_png(buffer)
+    return buffer.getvalue()
+
+
+def render_one(data: bytes, settings: RenderSettings) -> Render:
+    """Parse safely, repair what is recorded as repairable, render to a bounded PNG."""
+    svg_sha = sha256(data)
+    notes: list[str] = []
+    if not data.strip():
+        return _failed(svg_sha, "not rendered: the SVG is empty")
+    if b"xlink:" in data and b"xmlns:xlink" not in data:
+        data = re.sub(rb"<svg\b", b'<svg xmlns:xlink="http://www.w3.org/1999/xlink"', data, count=1)
+        notes.append(f"repaired: declared the missing xlink namespace (original sha256 {svg_sha})")
+    try:
+        root = parse_svg(data)
+    except SvgRejected as exc:
+        return _failed(svg_sha, f"not rendered: {exc}", notes)
+    if root.tag not in (f"{{{SVG_NS}}}svg", "svg"):
+        return _failed(svg_sha, "not rendered: the root element is not <svg>", notes)
+    width, height, size_note = _intrinsic_size(root, settings.viewport)
+    if size_note:
+        notes.append(size_note)
+    out_height = round(settings.width * height / width)
+    if out_height > settings.max_height:
+        return _failed(svg_sha, f"not rendered: a {width:g}×{height:g} drawing would be "
+                       f"{out_height} px tall at {settings.width} px wide (limit {settings.max_height})", notes)
+    try:
+        safe = sanitize_svg(data)
+    except SvgRejected:
+        safe = None
+    from cairosvg.surface import PNGSurface  # svg2png() does not pass url_fetcher on
+
+    fetcher = _RefusingFetcher()
+    # The budget is a timer signal, which only the main thread of a process can take
+    # (render workers are processes; a direct call from another thread runs unbounded).
+    can_alarm = hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGALRM, _on_alarm) if can_alarm else None
+    try:
+        try:
+            if previous is not None:
+                _ALARM["fired"] = False
+                signal.setitimer(signal.ITIMER_REAL, settings.seconds, ALARM_REPEAT_S)
+            png = PNGSurface.convert(
+                bytestring=data, url_fetcher=fetcher, unsafe=False,
+                parent_width=width, parent_height=height,
+                output_width=settings.width, output_height=max(1, out_height),
+                background_color="white",
+            )
+        finally:
+            if previous is not None:  # disarm before anything else runs
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        if previous is not None and _ALARM["fired"]:  # the budget ran out, whatever caught the alarm
+            raise _RenderTimeout
+    except _RenderTimeout:
+        return _failed(svg_sha, f"not rendered: the renderer did not finish in {settings.seconds:g} s", notes)
+    except RecursionError:
+        return _failed(svg_sha, "not rendered: the SVG references itself without end", notes)
+    except MemoryError:
+        return _failed(svg_sha, "not rendered: the SVG needs more memory than the renderer may use", notes)
+    except Exception as exc:  # CairoSVG raises many types for bad input; all are notes
+        return _failed(svg_sha, f"not rendered: {type(exc).__name__}: {str(exc)[:200]}", notes)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGALRM, previous)
+    if fetcher.refused:
+        shown = ", ".join(dict.fromkeys(fetcher.refused))
+        notes.append(f"{len(fetcher.refused)} external reference(s) refused and drawn as nothing: {shown}")
+    return Render(svg_sha, png, sha256(png), safe, sha256(safe) if safe else None, tuple(notes))
+
+
+_LENGTH = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(px)?\s*$")
+
+
+def _intrinsic_size(root, viewport: tuple[float, float]) -> tuple[float, float, str | None]:
+    def length(name: str) -> float | None:
+        match = _LENGTH.match(root.get(name, ""))
+        return float(match.group(1)) if match and float(match.group(1)) > 0 else None
+
+    width, height = length("width"), length("height")
+    if width and height:
+        return width, height, None
+    parts = re.split(r"[\s,]+", root.get("viewBox", "").strip())
+    try:
+        vb_w, vb_h = float(parts[2]), float(parts[3])
+        if vb_w > 0 and vb_h > 0:
+            return vb_w, vb_h, None
+    except (IndexError, ValueError):
+        pass
+    w, h = viewport
+    return w, h, f"the SVG gives no size: rendered in the task's viewport {w:g}×{h:g}"

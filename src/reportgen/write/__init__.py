@@ -1,0 +1,1 @@
+"""An atomic version folder, its manifest, and the files beside the versions."""

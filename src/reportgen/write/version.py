@@ -1,0 +1,308 @@
+"""Atomic write of site/<version>/ plus manifest.json, versions.json, index.html, 404.html.
+
+A version is written into a temporary folder beside its final place and renamed into
+place only when complete, so a failed or interrupted build never leaves a half-written
+version. A published version is immutable: rebuilding a label from a different source
+fails unless forced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import jinja2
+
+from reportgen.errors import ReportgenError
+
+MANIFEST_SCHEMA = "reportgen.manifest/1"
+
+
+class PublishError(ReportgenError):
+    pass
+
+
+@dataclass(frozen=True)
+class VersionEntry:
+    version: str
+    title: str
+    built_at: str
+    source_digest: str
+    aliases: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"version": self.version, "title": self.title, "built_at": self.built_at,
+                "source_digest": self.source_digest, "aliases": list(self.aliases)}
+
+
+def manifest_bytes(version: str, files: Mapping[str, bytes]) -> bytes:
+    return manifest_from_hashes(version, {path: hashlib.sha256(data).hexdigest() for path, data in files.items()})
+
+
+def manifest_from_hashes(version: str, hashes: Mapping[str, str]) -> bytes:
+    body = {
+        "schema": MANIFEST_SCHEMA, "version": version,
+        "files": {path: "sha256:" + hashes[path] for path in sorted(hashes)},
+    }
+    return (json.dumps(body, indent=1) + "\n").encode("utf-8")
+
+
+def _existing_digest(folder: Path) -> str | None:
+    try:
+        return json.loads((folder / "data" / "results.json").read_text("utf-8")).get("source_digest")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def check_publishable(out: Path, version: str, digest: str, force: bool) -> None:
+    """Refuse, before any work, to overwrite a published version with other content."""
+    existing = out / version
+    if existing.exists() and not force:
+        old = _existing_digest(existing)
+        if old != digest:
+            raise PublishError(
+                f"{existing}: version {version!r} is already published from another source "
+                f"({old or 'unknown digest'}; this source is {digest}). Published versions are "
+                "immutable: choose a new label with --version, or replace it with --force.")
+
+
+def remove_leftovers(out: Path, version: str) -> None:
+    """What a killed build of ``version`` left: never part of the site, safe to remove."""
+    for stale in out.glob(f".{version}.building-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+class VersionWriter:
+    """out/<version>/, written file by file as the build makes them, atomically.
+
+    Files go into a temporary folder beside the final place as they come (nothing is
+    held in memory but their hashes); ``commit`` adds manifest.json and renames the
+    folder into place. Leaving the ``with`` block without committing (an error, an
+    interrupt) removes the temporary folder, so no half-written version is ever seen."""
+
+    def __init__(self, out: Path, version: str) -> None:
+        self.out = out
+        self.version = version
+        self.hashes: dict[str, str] = {}
+        # Each file's size and modification and change times as written: what a later
+        # build checks to tell that the version is untouched (no second pass of stat calls).
+        self.stats: dict[str, tuple[int, int, int]] = {}
+        self.tmp: Path | None = None
+        self.parent: int | None = None  # in a forked helper: the build's process id
+
+    def __enter__(self) -> "VersionWriter":
+        self.out.mkdir(parents=True, exist_ok=True)
+        remove_leftovers(self.out, self.version)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.version}.building-", dir=self.out))
+        return self
+
+    def add(self, rel: str, data: bytes) -> None:
+        assert self.tmp is not None, "add() outside the with block"
+        if self.parent is not None and os.getppid() != self.parent:
+            os._exit(1)  # a helper whose build was killed: write nothing more
+        digest = hashlib.sha256(data).hexdigest()
+        if self.hashes.get(rel) == digest:
+            return  # the same content-addressed file from another run
+        self.stats[rel] = _write_file(self.tmp, rel, data)
+        self.hashes[rel] = digest
+
+    def run_tasks(self, tasks: Sequence[Callable[[], None]]) -> None:
+        """Run jobs that ``add`` files, shared with forked copies of this process on
+        every core: pages are CPU-bound and independent. Each process takes the next
+        job not yet taken, so all finish together however uneven the jobs (the first
+        ones are the large pages); each writes its files into the temporary folder, and
+        a helper sends back only their hashes."""
+        n = min(os.cpu_count() or 1, len(tasks))
+        if n < 2 or not hasattr(os, "fork"):
+            for task in tasks:
+                task()
+            return
+        queue = _TaskQueue(tasks)
+        helpers: list[tuple[int, int]] = []
+        try:
+            for _ in range(1, n):
+                helpers.append(self._fork_helper(queue))
+            queue.run()
+            for pid, fd in helpers:
+                with os.fdopen(fd, "rb") as pipe:
+                    body = pipe.read()
+                _, status = os.waitpid(pid, 0)
+                if status != 0 or not body:
+                    raise PublishError("a page-writing process failed; nothing was published")
+                share = json.loads(body)
+                self.hashes.update(share["hashes"])
+                self.stats.update((rel, tuple(st)) for rel, st in share["stats"].items())
+            helpers = []
+        finally:
+            queue.stop()  # after a failure here, the helpers take no more jobs
+            for pid, fd in helpers:  # and are stopped
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    os.close(fd)
+                except OSError:
+                    pass
+
+    def _fork_helper(self, queue: _TaskQueue) -> tuple[int, int]:
+        read, write = os.pipe()
+        parent = os.getpid()
+        pid = os.fork()
+        if pid:
+            os.close(write)
+            return pid, read
+        os.close(read)  # the helper: from here on, never return into the caller
+        code = 1
+        try:
+            self.parent, self.hashes, self.stats = parent, {}, {}
+            queue.run()
+            with os.fdopen(write, "wb") as pipe:
+                pipe.write(json.dumps({"hashes": self.hashes, "stats": self.stats}).encode("utf-8"))
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+    def commit(self) -> Path:
+        assert self.tmp is not None, "commit() outside the with block"
+        manifest = manifest_from_hashes(self.version, self.hashes)
+        self.stats["manifest.json"] = _write_file(self.tmp, "manifest.json", manifest)
+        self.hashes["manifest.json"] = hashlib.sha256(manifest).hexdigest()  # every file of the version
+        final = self.out / self.version
+        if final.exists():
+            # Two renames: the old version stays whole until the new one is complete.
+            old = Path(tempfile.mkdtemp(prefix=f".{self.version}.replaced-", dir=self.out))
+            old.rmdir()
+            final.rename(old)
+            self.tmp.rename(final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            self.tmp.rename(final)
+        self.tmp = None
+        return final
+
+    def __exit__(self, *exc) -> None:
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+
+class _TaskQueue:
+    """Jobs taken one at a time, in order, by the processes that share them: a counter
+    in memory shared across fork (taking one costs about two microseconds; a page, a
+    few hundred)."""
+
+    def __init__(self, tasks: Sequence[Callable[[], None]]) -> None:
+        self.tasks = tasks
+        self.next = multiprocessing.Value("q", 0)
+
+    def run(self) -> None:
+        while True:
+            with self.next.get_lock():
+                i = self.next.value
+                self.next.value = i + 1
+            if i >= len(self.tasks):
+                return
+            self.tasks[i]()
+
+    def stop(self) -> None:
+        with self.next.get_lock():
+            self.next.value = len(self.tasks)
+
+
+def write_version(out: Path, version: str, files: Mapping[str, bytes]) -> Path:
+    """Write every file plus manifest.json into out/<version>/, atomically."""
+    with VersionWriter(out, version) as writer:
+        for rel in sorted(files):
+            writer.add(rel, files[rel])
+        return writer.commit()
+
+
+def _write_file(root: Path, rel: str, data: bytes) -> tuple[int, int, int]:
+    """Write one file; its size, modification and change times (ns) as written."""
+    # Paths come from our own renderer, but a name is never allowed to climb out.
+    # (Plain strings: pathlib's parsing costs more than writing a small page.)
+    if rel.startswith(("/", "\\")) or ".." in rel.replace("\\", "/").split("/"):
+        raise PublishError(f"refusing to write {rel!r}: it leaves the site folder")
+    path = os.path.join(root, rel)
+    # Four system calls a file; open() would add a buffer, an isatty check, a seek and
+    # a second fstat, 200,000 times over on a large site.
+    try:
+        fd = os.open(path, _CREATE, 0o666)
+    except FileNotFoundError:  # the first file of its folder: one mkdir, not one per file
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, _CREATE, 0o666)
+    try:
+        rest = memoryview(data)
+        while rest:
+            rest = rest[os.write(fd, rest):]
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
+
+
+def _atomic_text(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, base_url: str) -> None:
+    """versions.json (merged with earlier versions), index.html, 404.html, .nojekyll."""
+    versions_path = out / "versions.json"
+    entries: list[dict] = []
+    if versions_path.is_file():
+        try:
+            entries = [e for e in json.loads(versions_path.read_text("utf-8")) if isinstance(e, dict)]
+        except ValueError:
+            entries = []
+    entries = [e for e in entries if e.get("version") != entry.version and (out / str(e.get("version"))).is_dir()]
+    entries.append(entry.to_json())
+    entries.sort(key=lambda e: (str(e.get("built_at", "")), str(e.get("version", ""))), reverse=True)
+    for index, e in enumerate(entries):
+        e["aliases"] = ["latest"] if index == 0 else []
+    _atomic_text(versions_path, (json.dumps(entries, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    latest = str(entries[0]["version"])
+    title = str(entries[0].get("title", ""))
+    html = env.get_template("versions.html").render(title=title, latest=latest, versions=entries)
+    _atomic_text(out / "index.html", html.encode("utf-8"))
+    base = base_url if not base_url or base_url.endswith("/") else base_url + "/"
+    _atomic_text(out / "404.html", env.get_template("404.html").render(base_url=base).encode("utf-8"))
+    (out / ".nojekyll").touch()
+    # Versions are immutable, so "a newer version exists" is said from outside them.
+    rules = "".join(f".version-{_css_escape(str(e['version']))} .newer-version {{ display: block; }}\n"
+                    for e in entries[1:])
+    _atomic_text(out / "versions.css", f"/* versions older than {latest} */\n{rules}".encode("utf-8"))
+
+
+def _css_escape(label: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "\\" + ch for ch in label)
+
+
+def write_diff_page(out: Path, diff, env: jinja2.Environment) -> Path:
+    """site/diff/<old>..<new>/index.html: the reviewer's page, outside both versions."""
+    folder = out / "diff" / f"{diff.old}..{diff.new}"
+    folder.mkdir(parents=True, exist_ok=True)
+    html = env.get_template("diff.html").render(d=diff, root="../../")
+    _atomic_text(folder / "index.html", html.encode("utf-8"))
+    return folder
