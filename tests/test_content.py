@@ -9,7 +9,9 @@ from xml.etree import ElementTree
 import pytest
 
 from reportgen.render import present
-from reportgen.claims.claim import Claim
+from reportgen.claims.claim import Claim, Decision, Tested
+from reportgen.model.claim_keys import ClaimKey
+from reportgen.stats import Estimate, TestResult, Verdict
 from sitecheck import parse, text
 
 PAGE = "# Notes\n\nX passed {claim}`mini.X.first_pass_rate`.\n"
@@ -29,7 +31,7 @@ def test_cited_claim_renders_value_interval_and_link(make_source, run_cli, tmp_p
     assert result.exit_code == 0, result.output
     page = text(version / "pages/notes.html")
     assert ('<a class="claim" href="../claims.html#mini.X.first_pass_rate" title="X passed 3 of 4 planned first '
-            'submissions"><span class="value">75.0% (3/4)</span> <span class="interval">[30.1%, 95.4%]</span></a>') in page
+            'submissions">\n<span class="value">75.0% (3/4)</span> <span class="interval">[30.1%, 95.4%]</span></a>') in page
     assert 'href="../pages/notes.html">Notes</a>' in page  # in the site's navigation
 
 
@@ -123,8 +125,17 @@ def test_user_theme_overrides_one_template_and_one_asset(make_source, run_cli, t
     assert "Protocol audit" in text(version / "experiments/mini/index.html")  # the rest is the default theme
 
 
-def claim(**fields) -> Claim:
-    return Claim(id="x", experiment="e", kind=fields.pop("kind", "rate"), statement="s", **fields)
+def claim(kind="rate", unit="rate", estimate=None, low=None, high=None, confidence_level=0.95, method="wilson",
+          numerator=None, denominator=None, p_value=None, verdict_label=None) -> Claim:
+    """A claim with the typed result of its kind, as the analysis would hand it over."""
+    if kind == "test":
+        result = Tested(TestResult(p_value, estimate, "odds_ratio", "fisher-exact"))
+    else:
+        estimate_ = Estimate(estimate, low, high, confidence_level, method, numerator=numerator,
+                             denominator=denominator)
+        result = estimate_ if kind != "decision" else Decision(
+            Verdict("no_difference", verdict_label, "", low, high, None, None, None, None), estimate_)
+    return Claim(ClaimKey("e", "x", "m"), kind, "s", result, unit)
 
 
 @pytest.mark.parametrize("value,shown", [

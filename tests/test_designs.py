@@ -19,6 +19,7 @@ from reportgen import stats
 from reportgen.analysis.run import analyze_run
 from reportgen.claims.build import build_claims
 from reportgen.load.source import load_source
+from reportgen.model.claim_keys import Pair
 from sitecheck import broken_links
 
 
@@ -357,7 +358,7 @@ def test_a_difference_from_one_block_is_flagged(make_source):
     plan = {"X": ["PPPPPPPPPP"] * 4, "Y": ["PPPPPPPPPP", "PPPPPPPPPP", "PPPPPPPPPF", "FFFFFFFFFP"]}
     analysis, claims = analysed(make_source(block_rows(plan), contract=contract))
     [flag] = analysis.block_flags
-    assert (flag.key, flag.block) == ("Y_vs_X", "4")
+    assert (flag.pair, flag.block) == (Pair("Y", "X"), "4")
     assert flag.share == pytest.approx(0.9)
     assert any("block 4 contributes 90% of the overall difference" in w
                for w in claims["mini.Y_vs_X.difference"].warnings)

@@ -267,11 +267,14 @@ def test_row_validation_never_raises(make_source, rows):
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300), st.lists(st.from_regex(r"[a-z][a-z0-9._-]{0,20}", fullmatch=True), max_size=5))
 def test_claim_reference_parser_never_raises(markdown, ids):
-    from reportgen.claims.claim import Claim
+    from reportgen.claims.claim import Claim, Count
+    from reportgen.model.claim_keys import ClaimKey
+    from reportgen.render.pages import claim_renderer, theme_environment
 
-    claims = {i: Claim(id=i, experiment="e", kind="count", statement="s", estimate=1.0, numerator=1) for i in ids}
+    claims = {i: Claim(ClaimKey("e", "s", "n"), "count", "s", Count(1), "calls") for i in ids}
+    show = claim_renderer(theme_environment(Path("."), "default"), {})
     try:
-        (page,) = render_pages((Page("p", "pages/p.md", markdown, "P"),), claims)
+        (page,) = render_pages((Page("p", "pages/p.md", markdown, "P"),), claims, show)
     except InputError as exc:
         assert exc.problems and all(p.file == "pages/p.md" for p in exc.problems)
     else:

@@ -20,9 +20,7 @@ class Problem:
 
 
 class ReportgenError(Exception):
-    """Base class: an expected failure reported to the user without a traceback."""
-
-    exit_code = 1
+    """Base class: an expected failure reported to the user without a traceback (exit 1)."""
 
 
 class InputError(ReportgenError):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from reportgen.analysis.results import BlockFlag
+from reportgen.model.claim_keys import Pair
 from reportgen.stats import Estimate
 
 if TYPE_CHECKING:
@@ -40,14 +41,14 @@ def block_flags(overall: GroupAnalysis, blocks: tuple[GroupAnalysis, ...]) -> tu
                 continue
             cand, base = block.service(c.candidate).first_pass, block.service(c.baseline).first_pass
             parts.append((block.block, (cand.numerator or 0) / n_c - (base.numerator or 0) / n_b))
-        flags += _flag(f"{comparison.candidate}_vs_{comparison.baseline}", comparison.difference, parts, len(blocks))
+        flags += _flag(Pair(comparison.candidate, comparison.baseline), comparison.difference, parts, len(blocks))
     for paired in overall.paired:
         n = paired.difference.n
         parts = []
         for block in blocks:
             d = [r.difference for p in block.paired for r in p.rows if r.difference is not None]
             parts.append((block.block, sum(d) / n if n else 0.0))
-        flags += _flag(f"{paired.candidate}_vs_{paired.baseline}", paired.difference, parts, len(blocks))
+        flags += _flag(Pair(paired.candidate, paired.baseline), paired.difference, parts, len(blocks))
     return tuple(flags)
 
 
@@ -56,7 +57,7 @@ def comparison_denominators(group: GroupAnalysis, comparison: ComparisonResult) 
             group.service(comparison.baseline).first_pass.denominator or 0)
 
 
-def _flag(key: str, difference: Estimate, parts: list[tuple[str, float]], n_blocks: int) -> list[BlockFlag]:
+def _flag(pair: Pair, difference: Estimate, parts: list[tuple[str, float]], n_blocks: int) -> list[BlockFlag]:
     total = difference.estimate
     # Only a difference the interval shows can "come from" somewhere; noise has no source.
     shown = difference.low > 0 or difference.high < 0
@@ -64,5 +65,5 @@ def _flag(key: str, difference: Estimate, parts: list[tuple[str, float]], n_bloc
         return []
     block, part = max(parts, key=lambda p: p[1] / total)
     if part / total > max(0.5, 2 / n_blocks):
-        return [BlockFlag(key, block, part, total, n_blocks)]
+        return [BlockFlag(pair, block, part, total, n_blocks)]
     return []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from reportgen.model.claim_keys import Pair
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -108,7 +110,7 @@ class ExperimentAnalysis:
 class BlockFlag:
     """A comparison whose difference comes mostly from one block."""
 
-    key: str  # "<candidate>_vs_<baseline>"
+    pair: Pair
     block: str
     contribution: float  # the block's part of the overall difference
     overall: float

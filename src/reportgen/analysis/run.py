@@ -31,7 +31,7 @@ from reportgen.analysis.results import (
     SliceAnalysis,
 )
 from reportgen.analysis.retries import retry_analysis
-from reportgen.model.calls import Call, counted_first
+from reportgen.model.calls import Call
 from reportgen.model.config import PAIRED_DESIGNS
 from reportgen.model.outcomes import TECHNICAL_FAILURES
 from reportgen.model.source import ValidatedRun
@@ -42,8 +42,8 @@ def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
     formal = [c for c in run.calls if c.phase == "formal"]
     # Exclusions reach here only under a registered rule (the audit refuses the rest);
     # an excluded call leaves both the numerator and the planned denominator.
-    first = counted_first(run.calls)
-    excluded = Counter(c.service for c in formal if c.attempt == 1 and c.excluded)
+    first = [c for c in run.calls if c.counted]
+    excluded = Counter(c.service for c in run.calls if c.first_submission and c.excluded)
     planned_total = {s: max(0, n - excluded[s]) for s, n in contract.planned_calls.items()}
     rows = (pair_rows(contract, first, contract.baseline, contract.candidates[0])
             if contract.design == "paired" else None)

@@ -39,7 +39,7 @@ def _with_id(f: Finding, finding_id: str) -> Finding:
 
 
 def _formal_first(run: ValidatedRun) -> list[Call]:
-    return [c for c in run.calls if c.phase == "formal" and c.attempt == 1]
+    return [c for c in run.calls if c.first_submission]
 
 
 def _plan(run: ValidatedRun, _) -> Iterable[Finding]:

@@ -155,3 +155,35 @@ def _files_unchanged(folder: Path, files: Mapping[str, list]) -> bool:
         return True
 
     return walk(str(folder), "") and seen == len(files)
+
+
+@dataclass(frozen=True)
+class IncrementalCheck:
+    """The one door the pipeline goes through for incremental builds: is the version
+    these inputs would write already there, untouched; and, after a build, what to
+    remember of it. Without a cache, or before the source could be read, nothing is
+    remembered and nothing is ever up to date."""
+
+    record: Path | None  # where this version's record lives in the cache
+    key: str | None  # the inputs' key
+    cache: Path | None
+
+    @classmethod
+    def of(cls, source: Path, out: Path, label: str, theme: str, digest: str, redact: bool,
+           cache: Path | None) -> "IncrementalCheck":
+        if cache is None:
+            return cls(None, None, None)
+        return cls(record_path(cache, out, label), inputs_key(source, theme, label, digest, redact), cache)
+
+    def earlier_build(self, folder: Path) -> Remembered | None:
+        """The earlier build's summary when ``folder`` is what this build would write."""
+        if self.record is None or self.key is None or self.cache is None:
+            return None
+        return up_to_date(self.record, self.key, self.cache, folder)
+
+    def remember(self, runs, summary: Remembered, stats: Mapping[str, tuple[int, int, int]]) -> None:
+        if self.record is not None and self.key is not None:
+            save_record(self.record, self.key, render_entries(runs), summary, stats)
+
+
+NO_CHECK = IncrementalCheck(None, None, None)

@@ -12,24 +12,20 @@ from pathlib import Path
 from reportgen.analysis.run import analyze_run
 from reportgen.audit.redaction import redact_audited
 from reportgen.audit.stage import AuditedRun, audit_source, refuse_errors
-from reportgen.build.incremental import Remembered, inputs_key, record_path, render_entries, save_record, up_to_date
+from reportgen.build.incremental import NO_CHECK, IncrementalCheck, Remembered
 from reportgen.build.progress import Progress
 from reportgen.build.render_pool import BackgroundRenders
+from reportgen.build.site_files import write_site_files
 from reportgen.claims.build import build_claims
 from reportgen.load.source import load_source, read_source
-from reportgen.model.config import SiteConfig
 from reportgen.model.source import SourceSnapshot, ValidatedSource
-from reportgen.published.diff import diff_versions
 from reportgen.render.narrative import load_pages, render_pages
-from reportgen.render.pages import Report, RunReport, render_version, theme_environment
+from reportgen.render.pages import Report, RunReport, claim_renderer, findings_index, render_version, theme_environment
 from reportgen.render.svg import RenderCache
 from reportgen.write.version import (
-    VersionEntry,
     VersionWriter,
     check_publishable,
     remove_leftovers,
-    write_diff_page,
-    write_site_index,
 )
 
 
@@ -74,101 +70,108 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
                 redact: bool, cache: Path | None) -> BuildSummary:
     started = time.perf_counter()
     progress.stage(f"reading {source}")
-    snapshot = read_source(source)
-    # Without a snapshot (the site configuration has problems) load_source fails below.
-    key = None
-    if snapshot is not None:
-        label = version or snapshot.config.version
-        key = inputs_key(source, snapshot.config.theme, label, snapshot.digest, redact)
-        if cache is not None:
-            unchanged = _unchanged(snapshot, source, out, label, key, cache, progress)
-            if unchanged is not None:
-                return dataclasses.replace(unchanged, seconds=time.perf_counter() - started)
-        # Refused before any work when the label is published from another source.
-        check_publishable(out, label, snapshot.digest, force)
+    snapshot = read_source(source)  # None when the site configuration has problems: load_source says which
+    check = _incremental_check(snapshot, source, out, version, redact, cache)
+    if snapshot is not None and (earlier := _up_to_date(check, snapshot, source, out, version, progress)):
+        return dataclasses.replace(earlier, seconds=time.perf_counter() - started)
+    if snapshot is not None:  # refused before any work when the label is published from another source
+        check_publishable(out, version or snapshot.config.version, snapshot.digest, force)
     render_cache = RenderCache(cache)
     with BackgroundRenders(render_cache, progress) as renders:
         if snapshot is not None and not redact:  # with --redact, the redacted copies are drawn
             renders.start_early(snapshot, source)
-        validated = load_source(source, snapshot=snapshot)
+        validated = _load(source, snapshot, version)
         del snapshot
-        gc.freeze()
-        pages = load_pages(source)
-        if version:
-            validated = dataclasses.replace(validated, config=dataclasses.replace(validated.config, version=version))
-        label = validated.config.version
-        progress.stage("auditing the run against its contract")
-        audited = audit_source(validated, on_artifacts=renders.start if not redact else lambda run, a: None)
-        gc.freeze()
-        if redact:
-            audited = [redact_audited(a) for a in audited]
-            for item in audited:
-                renders.start(item.run, item.artifacts)
-        refuse_errors(audited)
+        audited = _audit(validated, renders, redact, progress)
         report = _analyse(validated, audited, progress, renders)
     gc.freeze()
     progress.stage(f"rendered {render_cache.misses} distinct SVGs, reused {render_cache.hits}")
-    # Unknown claim ids in the narrative fail here, before anything is written.
-    report = dataclasses.replace(report, pages=render_pages(pages, {c.id: c for c in report.claims}))
-    with VersionWriter(out, label) as writer:
+    report = _with_narrative(report, load_pages(source))
+    folder, hashes, stats = _write_version(report, out, progress)
+    remembered = _remembered(report, hashes)
+    check.remember(report.runs, remembered, stats)
+    label = validated.config.version
+    write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
+                     progress)
+    reused = sum(1 for run in report.runs for sha in run.renders if sha in render_cache.hit_shas)
+    return _summary(remembered, label, folder, reused, time.perf_counter() - started)
+
+
+def _incremental_check(snapshot: SourceSnapshot | None, source: Path, out: Path, version: str | None,
+                       redact: bool, cache: Path | None) -> IncrementalCheck:
+    if snapshot is None:
+        return NO_CHECK
+    label = version or snapshot.config.version
+    return IncrementalCheck.of(source, out, label, snapshot.config.theme, snapshot.digest, redact, cache)
+
+
+def _load(source: Path, snapshot: SourceSnapshot | None, version: str | None) -> ValidatedSource:
+    validated = load_source(source, snapshot=snapshot)
+    gc.freeze()
+    if version:
+        validated = dataclasses.replace(validated, config=dataclasses.replace(validated.config, version=version))
+    return validated
+
+
+def _audit(validated: ValidatedSource, renders: BackgroundRenders, redact: bool,
+           progress: Progress) -> list[AuditedRun]:
+    progress.stage("auditing the run against its contract")
+    audited = audit_source(validated, on_artifacts=renders.start if not redact else lambda run, a: None)
+    gc.freeze()
+    if redact:
+        audited = [redact_audited(a) for a in audited]
+        for item in audited:
+            renders.start(item.run, item.artifacts)
+    refuse_errors(audited)
+    return audited
+
+
+def _with_narrative(report: Report, pages) -> Report:
+    """Narrative pages, their citations shown as every page shows claims. Unknown
+    claim ids fail here, before anything is written."""
+    env = theme_environment(report.source.root, report.source.config.theme)
+    shown = claim_renderer(env, findings_index(report))
+    return dataclasses.replace(report, pages=render_pages(pages, {c.id: c for c in report.claims}, shown))
+
+
+def _write_version(report: Report, out: Path, progress: Progress):
+    with VersionWriter(out, report.source.config.version) as writer:
         with progress.bar("pages", _count_pages(report)) as bar:
-            render_version(report, writer.add, tick=lambda: bar.update(1), run_tasks=writer.run_tasks)
+            render_version(report, writer.add, tick=writer.ticks(lambda: bar.update(1)),
+                           run_tasks=writer.run_tasks)
         folder = writer.commit()
-        hashes, stats = dict(writer.hashes), dict(writer.stats)
+        return folder, dict(writer.hashes), dict(writer.stats)
+
+
+def _remembered(report: Report, hashes) -> Remembered:
     renders = [r for run in report.runs for r in run.renders.values()]
-    remembered = Remembered(
+    return Remembered(
         n_calls=sum(len(r.analysis.run.calls) for r in report.runs),
         n_pages=sum(1 for p in hashes if p.endswith(".html")),
         n_drawings=sum(1 for run in report.runs for b in run.artifacts.values() if b.first("svg")),
         n_renders=len(renders), n_render_failures=sum(1 for r in renders if r.png is None),
         n_claims=len(report.claims), n_warnings=sum(len(r.findings) for r in report.runs),
         built_at=report.built_at)
-    if cache is not None and key is not None:
-        save_record(record_path(cache, out, label), key, render_entries(report.runs), remembered, stats)
-    _write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
-                      progress)
-    reused = sum(1 for run in report.runs for sha in run.renders if sha in render_cache.hit_shas)
-    return _summary(remembered, label, folder, reused, time.perf_counter() - started)
 
 
-def _unchanged(snapshot: SourceSnapshot, source: Path, out: Path, label: str, key: str, cache: Path,
-               progress: Progress) -> BuildSummary | None:
+def _up_to_date(check: IncrementalCheck, snapshot: SourceSnapshot, source: Path, out: Path, version: str | None,
+                progress: Progress) -> BuildSummary | None:
     """The summary of the earlier build of these very inputs, when its version is still
     as it wrote it; the site's index files are written again (other versions may have
     come since)."""
-    config = snapshot.config
-    remembered = up_to_date(record_path(cache, out, label), key, cache, out / label)
+    label = version or snapshot.config.version
+    remembered = check.earlier_build(out / label)
     if remembered is None:
         return None
     progress.stage(f"{out / label} was built from these same inputs and is unchanged: nothing to write")
     remove_leftovers(out, label)
-    _write_site_files(out, source, config, label, snapshot.digest, remembered.built_at, out / label, progress)
+    write_site_files(out, source, snapshot.config, label, snapshot.digest, remembered.built_at, out / label, progress)
     return dataclasses.replace(_summary(remembered, label, out / label, remembered.n_renders, 0.0), up_to_date=True)
 
 
 def _summary(remembered: Remembered, label: str, folder: Path, reused: int, seconds: float) -> BuildSummary:
     fields = {k: v for k, v in remembered.__dict__.items() if k != "built_at"}
     return BuildSummary(version=label, folder=folder, n_renders_reused=reused, seconds=seconds, **fields)
-
-
-def _write_site_files(out: Path, root: Path, config: SiteConfig, label: str, digest: str, built_at: str,
-                      folder: Path, progress: Progress) -> None:
-    """The files beside the versions: versions.json, index.html, 404.html, the changes page."""
-    env = theme_environment(root, config.theme)
-    write_site_index(out, VersionEntry(label, config.title, built_at, digest), env, config.base_url)
-    _write_previous_diff(out, config.previous, folder, env, progress)
-
-
-def _write_previous_diff(out: Path, previous: str | None, folder: Path, env, progress: Progress) -> None:
-    if previous and (out / previous / "manifest.json").is_file():
-        progress.stage(f"comparing with {previous}")
-        try:
-            write_diff_page(out, diff_versions(out / previous, folder), env)
-        except Exception as exc:  # the new version is complete and published either way
-            progress.stage(f"warning: the page of changes since {previous} was not written: {exc}")
-    elif previous:
-        progress.stage(f"warning: {out / previous} is not here, so the page of changes since {previous} "
-                 "was not written (its link will not resolve)")
 
 
 def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Progress,

@@ -1,4 +1,10 @@
-"""A claim: one number a page shows, with its id, method, assumptions and evidence."""
+"""A claim: one number a page shows, with its key, its typed result and its evidence.
+
+The claim holds the result the analysis computed (an estimate with its interval, a test
+with its statistic's name, a decision with the interval it read, a rank, a count, a
+quantity); every field a page or ``results.json`` shows is derived from that result
+here, so no two places can describe the same number differently.
+"""
 
 from __future__ import annotations
 
@@ -6,46 +12,224 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from reportgen.analysis.results import RankResult
+from reportgen.model.claim_keys import ClaimKey
+from reportgen.stats import BootstrapEstimate, Estimate, PairedEstimate, TestResult, Verdict
+
 ClaimKind = Literal["rate", "difference", "paired_difference", "test", "decision", "rank",
                     "count", "quantity"]
-
-
 RESULTS_SCHEMA = "reportgen.results/1"
+
+RANK_METHOD = "parametric-bootstrap-rank"
+RANK_ASSUMPTIONS = (
+    "each service's calls are independent, with a stable pass probability",
+    "ranks from a parametric bootstrap of every service's pass count at its observed rate",
+    "services in one group cannot be told apart from the group's leader: read no order inside a group",
+)
+
+
+@dataclass(frozen=True)
+class Count:
+    """How many calls (or pairs) had some property, out of how many it counted over."""
+
+    n: int
+    of: int | None = None
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A summary of measured values (a latency percentile, a mean score)."""
+
+    value: float
+    method: str
+    n: int | None = None  # how many values it summarises, where the page says so
+
+
+@dataclass(frozen=True)
+class Tested:
+    """A hypothesis test, with its p-value adjusted for multiplicity where it was."""
+
+    test: TestResult
+    adjusted_p_value: float | None = None
+    adjustment: str | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A pre-registered decision and the interval it was read from."""
+
+    verdict: Verdict
+    basis: Estimate
+
+
+ClaimResult = Estimate | Tested | Decision | RankResult | Count | Quantity
 
 
 @dataclass(frozen=True)
 class Claim:
-    id: str
-    experiment: str
+    key: ClaimKey
     kind: ClaimKind
     statement: str
-    estimate: float | None
-    numerator: int | None = None
-    denominator: int | None = None
-    low: float | None = None
-    high: float | None = None
-    confidence_level: float | None = None
-    method: str | None = None
-    p_value: float | None = None
-    adjusted_p_value: float | None = None
-    adjustment: str | None = None
-    test: str | None = None
-    verdict: str | None = None
-    verdict_label: str | None = None
-    verdict_text: str | None = None
-    unit: str | None = None  # "rate", "score", "ms", "calls", "rank"
-    group: int | None = None  # rank claims: the tie group
-    assumptions: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
+    result: ClaimResult
+    unit: str | None  # "rate", "score", "ms", "calls", "pairs", "rank"; None for a test
     evidence: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()  # warnings about this claim beyond its result's own (block flags)
     findings: tuple[str, ...] = ()  # ids of audit findings that weaken this claim
+
+    @property
+    def id(self) -> str:
+        return self.key.id
+
+    @property
+    def experiment(self) -> str:
+        return self.key.run
+
+    @property
+    def interval_source(self) -> Estimate | None:
+        r = self.result
+        return r.basis if isinstance(r, Decision) else r if isinstance(r, Estimate) else None
+
+    @property
+    def estimate(self) -> float | None:
+        r = self.result
+        if isinstance(r, Tested):
+            return r.test.statistic
+        if isinstance(r, RankResult):
+            return r.rank
+        if isinstance(r, Count):
+            return float(r.n)
+        if isinstance(r, Quantity):
+            return r.value
+        return self.interval_source.estimate  # type: ignore[union-attr]
+
+    @property
+    def numerator(self) -> int | None:
+        r = self.result
+        if isinstance(r, Count):
+            return r.n
+        if isinstance(r, Quantity):
+            return r.n
+        if isinstance(r, BootstrapEstimate):
+            return r.n_clusters
+        if isinstance(r, PairedEstimate):
+            return r.n
+        return r.numerator if isinstance(r, Estimate) else None
+
+    @property
+    def denominator(self) -> int | None:
+        r = self.result
+        if isinstance(r, Count):
+            return r.of
+        return r.denominator if isinstance(r, Estimate) else None
+
+    @property
+    def low(self) -> float | None:
+        r = self.result
+        if isinstance(r, RankResult):
+            return float(r.low)
+        source = self.interval_source
+        return source.low if source is not None else None
+
+    @property
+    def high(self) -> float | None:
+        r = self.result
+        if isinstance(r, RankResult):
+            return float(r.high)
+        source = self.interval_source
+        return source.high if source is not None else None
+
+    @property
+    def confidence_level(self) -> float | None:
+        r = self.result
+        if isinstance(r, RankResult):
+            return r.confidence_level
+        source = self.interval_source
+        return source.confidence_level if source is not None else None
+
+    @property
+    def method(self) -> str | None:
+        r = self.result
+        if isinstance(r, Tested):
+            return r.test.method
+        if isinstance(r, RankResult):
+            return RANK_METHOD
+        if isinstance(r, Quantity):
+            return r.method
+        source = self.interval_source
+        return source.method if source is not None else None
+
+    @property
+    def p_value(self) -> float | None:
+        r = self.result
+        if isinstance(r, Tested):
+            return r.test.p_value
+        return r.p_value if isinstance(r, Estimate) else None
+
+    @property
+    def test(self) -> str | None:
+        """The test behind the p-value: ``test`` of a test claim, or the paired t test
+        that comes with a paired difference."""
+        r = self.result
+        if isinstance(r, Tested):
+            return r.test.method
+        if isinstance(r, PairedEstimate) and r.p_value is not None:
+            return "paired-t"
+        return None
+
+    @property
+    def statistic_name(self) -> str | None:
+        return self.result.test.statistic_name if isinstance(self.result, Tested) else None
+
+    @property
+    def adjusted_p_value(self) -> float | None:
+        return self.result.adjusted_p_value if isinstance(self.result, Tested) else None
+
+    @property
+    def adjustment(self) -> str | None:
+        return self.result.adjustment if isinstance(self.result, Tested) else None
+
+    @property
+    def verdict(self) -> str | None:
+        return self.result.verdict.code if isinstance(self.result, Decision) else None
+
+    @property
+    def verdict_label(self) -> str | None:
+        return self.result.verdict.label if isinstance(self.result, Decision) else None
+
+    @property
+    def verdict_text(self) -> str | None:
+        if not isinstance(self.result, Decision):
+            return None
+        v = self.result.verdict
+        return v.reason + (f" {v.noninferiority_text}" if v.noninferiority_text else "")
+
+    @property
+    def group(self) -> int | None:
+        return self.result.group if isinstance(self.result, RankResult) else None
+
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        r = self.result
+        if isinstance(r, Tested):
+            return r.test.assumptions
+        if isinstance(r, RankResult):
+            return RANK_ASSUMPTIONS
+        source = self.interval_source
+        return source.assumptions if source is not None else ()
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        r = self.result
+        own = r.test.warnings if isinstance(r, Tested) else (
+            self.interval_source.warnings if self.interval_source is not None else ())
+        return own + self.flags
 
     def to_json(self) -> dict[str, Any]:
         interval = None
         if self.low is not None and self.high is not None:
             interval = {"low": _json_number(self.low), "high": _json_number(self.high),
                         "confidence_level": self.confidence_level, "method": self.method}
-        return {
+        out = {
             "id": self.id, "experiment": self.experiment, "kind": self.kind,
             "statement": self.statement, "estimate": _json_number(self.estimate),
             "numerator": self.numerator, "denominator": self.denominator,
@@ -56,6 +240,9 @@ class Claim:
             "assumptions": list(self.assumptions), "warnings": list(self.warnings),
             "evidence": list(self.evidence), "findings": list(self.findings),
         }
+        if self.statistic_name is not None:  # a test's estimate is its statistic: say which
+            out["statistic_name"] = self.statistic_name
+        return out
 
 
 def _json_number(value: float | None) -> float | None:

@@ -1,24 +1,20 @@
-"""Which audit findings weaken which claims."""
+"""Which audit findings weaken which claims: read from the claim's key, never its id."""
 
 from __future__ import annotations
 
+from reportgen.model.claim_keys import ClaimKey
 from reportgen.model.findings import Finding
 
 
-def weakens(finding: Finding, claim_id: str, run_id: str) -> bool:
-    """Does this finding weaken the claim with this id?"""
-    rest = claim_id.removeprefix(f"{run_id}.")
-    if rest.startswith("block-"):
-        block, _, rest = rest.partition(".")
-        if finding.block is not None and block != f"block-{finding.block}":
-            return False
-    head = rest.split(".", 1)[0]
-    is_comparison = "_vs_" in head
+def weakens(finding: Finding, key: ClaimKey) -> bool:
+    """Does this finding weaken the claim with this key? A finding inside one block
+    weakens that block's claims (and the run's), not another block's."""
+    if key.block is not None and finding.block is not None and key.block != finding.block:
+        return False
     if finding.scope == "run":
         return True
     if finding.scope == "verdict":
-        return rest.endswith(".verdict")
+        return key.measure == "verdict"
     if finding.scope == "comparison":
-        return is_comparison
-    sides = head.split("_vs_") if is_comparison else [head]
-    return any(s in finding.services for s in sides)
+        return key.is_comparison
+    return any(s in finding.services for s in key.services)

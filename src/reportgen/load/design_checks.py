@@ -11,7 +11,6 @@ import math
 from typing import TYPE_CHECKING, Sequence
 
 from reportgen.errors import Collector
-from reportgen.model.calls import counted_first
 from reportgen.model.config import SAFE_ID, RunContract
 
 if TYPE_CHECKING:
@@ -56,7 +55,7 @@ def _check_scores(calls: Sequence[Call], log_file: str, problems: Collector) -> 
 def _check_unique(calls: Sequence[Call], columns: tuple[str, ...], why: str, log_file: str,
                   problems: Collector) -> None:
     seen: dict[tuple[str, ...], int] = {}
-    for call in counted_first(calls):
+    for call in [c for c in calls if c.counted]:
         key = tuple(call.column(c) for c in columns)
         missing = [c for c, v in zip(columns, key) if not v]
         if missing:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from reportgen.errors import Collector
-from reportgen.load.calllog import find_log, read_log
+from reportgen.load.calllog import MAX_LOG_BYTES, find_log, read_log
 from reportgen.load.contract import load_contract, load_site_config
 from reportgen.load.design_checks import check_design
 from reportgen.load.files import read_run_files
@@ -26,8 +26,8 @@ def read_source(source: Path) -> SourceSnapshot | None:
     config = load_site_config(source, problems)
     experiments_dir = source / "experiments"
     names = _experiment_names(experiments_dir, config, problems)
-    if config is None or problems.problems:
-        return None
+    if config is None or problems.problems or any(_log_too_large(experiments_dir / n) for n in names):
+        return None  # load_source reports why, without reading the oversized log
     runs = {name: read_run_files(experiments_dir / name) for name in names}
     return SourceSnapshot(config, runs, _digest(source, [(f"experiments/{n}", f) for n, f in runs.items()]))
 
@@ -120,3 +120,9 @@ def _digest(source: Path, runs: list[tuple[str, RunFiles]]) -> str:
         for rel, data in listed.data.items():
             digest.update(f"{rel_folder}/{rel}".encode() + b"\0" + hashlib.sha256(data).digest())
     return "sha256:" + digest.hexdigest()
+
+
+def _log_too_large(folder: Path) -> bool:
+    """A log past the size limit is refused before anything reads it: the snapshot
+    (which reads every file to hash it) must not be the step that runs out of memory."""
+    return any(path.stat().st_size > MAX_LOG_BYTES for path in find_log(folder))

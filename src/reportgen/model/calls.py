@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
-
-if TYPE_CHECKING:
-    pass
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Mapping
 
 from reportgen.model.outcomes import Outcome, classify, counts_as_pass
-
-
-def counted_first(calls: Sequence[Call]) -> list[Call]:
-    """Formal first submissions that are not excluded: the rows every headline counts."""
-    return [c for c in calls if c.phase == "formal" and c.attempt == 1 and not c.excluded]
-
 
 TRUE_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
@@ -60,6 +50,30 @@ class Call:
     @property
     def excluded(self) -> bool:
         return self.extra.get("excluded", "").strip().lower() in TRUE_WORDS_YES
+
+    @property
+    def first_submission(self) -> bool:
+        """A formal run's first attempt at a planned call (counted unless excluded)."""
+        return self.phase == "formal" and self.attempt == 1
+
+    @property
+    def counted(self) -> bool:
+        """The one counting rule: the rows every headline counts are formal first
+        submissions not excluded under a registered rule. The audit, the analysis and
+        the call pages all read this."""
+        return self.first_submission and not self.excluded
+
+    @property
+    def not_counted_because(self) -> str:
+        """Why a call is not counted, in the words of its page ('' when it is)."""
+        if self.phase == "pilot":
+            return "pilot row"
+        if self.attempt != 1:
+            return f"attempt {self.attempt}"
+        if self.excluded:
+            reason = self.column("exclusion_reason")
+            return f"excluded: {reason}" if reason else "excluded"
+        return ""
 
     @property
     def request_hex(self) -> str:

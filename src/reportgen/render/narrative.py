@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from html import escape
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 from markdown_it import MarkdownIt
 from mdit_py_plugins.footnote import footnote_plugin
@@ -21,7 +20,6 @@ from mdit_py_plugins.myst_role import myst_role_plugin
 from reportgen.claims.claim import Claim
 from reportgen.errors import Collector
 from reportgen.model.config import SAFE_ID
-from reportgen.render import present
 
 
 @dataclass(frozen=True)
@@ -80,8 +78,11 @@ def claim_references(page: Page, md: MarkdownIt | None = None) -> list[tuple[str
     return found
 
 
-def render_pages(pages: tuple[Page, ...], claims: Mapping[str, Claim], root: str = "../") -> tuple[RenderedPage, ...]:
-    """Render every page, or raise InputError naming every unknown claim id."""
+def render_pages(pages: tuple[Page, ...], claims: Mapping[str, Claim], claim_html: Callable[[Claim, str], str],
+                 root: str = "../") -> tuple[RenderedPage, ...]:
+    """Render every page, or raise InputError naming every unknown claim id. A cited
+    claim is shown by ``claim_html``: the same macro as on every other page, with its
+    interval, warnings and audit marks."""
     md = markdown()
     problems = Collector()
     for page in pages:
@@ -106,20 +107,3 @@ def render_pages(pages: tuple[Page, ...], claims: Mapping[str, Claim], root: str
         html = md.render(page.text, env)
         rendered.append(RenderedPage(page, html, tuple(dict.fromkeys(env.get("cited", [])))))
     return tuple(rendered)
-
-
-def claim_html(claim: Claim, root: str) -> str:
-    """A cited claim, formatted as the site formats claims everywhere."""
-    interval = present.interval(claim)
-    interval_html = f' <span class="interval">{escape(interval)}</span>' if interval else ""
-    link = f"{escape(root)}claims.html#{escape(claim.id)}"
-    mark = ""
-    if claim.findings:  # the same warning mark as on every other page, leading to the claim's findings
-        n = len(claim.findings)
-        label = f'{n} audit warning{"s" if n != 1 else ""}'
-        mark = (f'<a class="finding-mark" href="{link}" title="weakened by {label}" aria-label="{label}">'
-                f'<span aria-hidden="true">⚠{n if n > 1 else ""}</span></a>')
-    return (f'<a class="claim" href="{link}" title="{escape(claim.statement)}">'
-            f'<span class="value">{escape(present.value(claim))}</span>{interval_html}</a>{mark}')
-
-

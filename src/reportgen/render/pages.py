@@ -11,8 +11,6 @@ import hashlib
 import html
 import itertools
 import json
-import os
-from dataclasses import dataclass
 from functools import partial
 from importlib import resources
 from pathlib import Path
@@ -23,93 +21,22 @@ import markupsafe
 from markupsafe import Markup
 
 from reportgen import __version__
-from reportgen.analysis.results import ExperimentAnalysis, ServiceResult
-from reportgen.audit.redaction import is_redacted, redactions_json
-from reportgen.claims.build import comparison_key
+from reportgen.audit.redaction import redactions_json
 from reportgen.claims.claim import RESULTS_SCHEMA, Claim
 from reportgen.load.artifacts import svg_spans
-from reportgen.model.artifacts import Artifact, CallArtifacts, Render, RenderSettings
-from reportgen.model.calls import Call
-from reportgen.model.config import RunContract, Service
 from reportgen.model.findings import Finding
 from reportgen.model.outcomes import OUTCOME_LABELS, STATUS_LABELS
-from reportgen.model.source import ValidatedSource
 from reportgen.render import escaping, present
-from reportgen.render.narrative import RenderedPage
+from reportgen.render.report import Report, RunReport
+from reportgen.render.views import CallView, RunView, run_view
 
 if TYPE_CHECKING:  # charts imports altair and pandas: a second, which pages never need
-    from reportgen.render.charts import Chart
+    pass
 
 ARTIFACTS_SCHEMA = "reportgen.artifacts/2"
 
 # No script at all. (frame-ancestors cannot be set from a <meta> tag; browsers ignore it there.)
 CSP = "default-src 'none'; img-src 'self'; style-src 'self'; base-uri 'none'; form-action 'none'"
-
-
-@dataclass(frozen=True)
-class RunReport:
-    analysis: ExperimentAnalysis
-    claims: tuple[Claim, ...]
-    artifacts: Mapping[str, CallArtifacts]
-    renders: Mapping[str, Render]  # by SVG sha256
-    settings: RenderSettings
-    findings: tuple[Finding, ...] = ()
-    charts: tuple[Chart, ...] = ()
-
-
-@dataclass(frozen=True)
-class Report:
-    source: ValidatedSource
-    runs: tuple[RunReport, ...]
-    built_at: str
-    pages: tuple[RenderedPage, ...] = ()
-
-    @property
-    def claims(self) -> tuple[Claim, ...]:
-        return tuple(c for r in self.runs for c in r.claims)
-
-
-# What the templates read about runs, services and calls. Attributes, not dict keys: a
-# template's ``call.page`` on a dict first fails as an attribute (an exception), and a
-# call page reads some twenty of them, 100,000 pages over.
-@dataclass(frozen=True, slots=True)
-class CallView:
-    call: Call
-    artifacts: tuple[Artifact, ...]
-    response: Artifact | None
-    svg: Artifact | None
-    render: Render | None
-    request: bytes | None  # the published request body, if any
-    request_redacted: str | None  # the published (redacted) body's hash, if redacted
-    page: str
-    counted: bool  # in the first-submission metrics
-    outcome_text: str  # its outcome as pages name it, with the status when not ok
-    request_text: str | None  # the published request body as text
-
-
-@dataclass(frozen=True, slots=True)
-class ServiceView:
-    id: str
-    service: Service
-    result: ServiceResult
-    calls: tuple[CallView, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class RunView:
-    id: str
-    contract: RunContract
-    analysis: ExperimentAnalysis
-    services: tuple[ServiceView, ...]
-    calls: tuple[CallView, ...]
-    comparison_key: str | None
-    settings: RenderSettings
-    contract_text: str
-    log_name: str
-    log_unit: str  # what a call's place in the log is counted in: "line", or "row" in Parquet
-    renderer: str  # the renderer's settings in short
-    findings: tuple[Finding, ...]
-    charts: tuple[Chart, ...]
 
 
 class PageTemplate(jinja2.Template):
@@ -134,6 +61,18 @@ class PageTemplate(jinja2.Template):
             namespace["escape"] = escaping.escape
         template.globals = dict(template.globals)
         return template
+
+
+def claim_renderer(env: jinja2.Environment, findings: Mapping[str, tuple[str, Finding]]
+                   ) -> Callable[[Claim, str], str]:
+    """A claim cited in the narrative, as the ``claim`` macro shows it on every page."""
+    template = env.from_string('{% from "_macros.html" import claim with context %}{{ claim(c, root) }}')
+    return lambda c, root: template.render(c=c, root=Markup(root), findings=findings)
+
+
+def findings_index(report: Report) -> dict[str, tuple[str, Finding]]:
+    """Each finding by id, with its run's id (for links to the run's audit section)."""
+    return {f.id: (r.analysis.run.contract.id, f) for r in report.runs for f in r.findings}
 
 
 def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
@@ -182,11 +121,6 @@ def theme_static(source_root: Path, theme: str) -> dict[str, bytes]:
     return files
 
 
-def call_page(run_id: str, service: str, call_id: str) -> str:
-    """One folder per experiment and service: a listing of any folder stays short."""
-    return f"calls/{run_id}/{service}/{call_id}.html"
-
-
 Emit = Callable[[str, bytes], None]
 
 
@@ -201,13 +135,12 @@ def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda
     pages are never all held at once; ``tick`` is called once per page (progress bar).
     The many small jobs (call pages, evidence pages, artifact files) go to ``run_tasks``,
     which may share them between processes."""
-    owner = os.getpid()  # a process that run_tasks forked does not move the progress bar
     config = report.source.config
     env = theme_environment(report.source.root, config.theme)
     claims = {c.id: c for c in report.claims}
     for path, data in theme_static(report.source.root, config.theme).items():
         emit(path, data)
-    findings = {f.id: (r.analysis.run.contract.id, f) for r in report.runs for f in r.findings}
+    findings = findings_index(report)
     nav_pages = [(p.page.name, p.page.title) for p in report.pages]
     common = dict(site=config, built_at=report.built_at, claims=claims, findings=findings,
                   digest=report.source.digest, nav_pages=nav_pages)
@@ -218,15 +151,14 @@ def render_version(report: Report, emit: Emit, tick: Callable[[], None] = lambda
             templates[template] = env.get_template(template)
         root = Markup("../" * path.count("/"))  # safe by construction: escaping it ~20 times a page costs
         emit(path, templates[template].render(root=root, path=path, **common, **context).encode("utf-8"))
-        if os.getpid() == owner:
-            tick()
+        tick()
 
     def call_page_task(view: RunView, call: CallView, cited: tuple[str, ...], cited_page: str | None) -> None:
         excerpt, shortened = response_excerpt(call)
         page(call.page, "call.html", run=view, call=call, cited_by=cited, cited_page=cited_page,
              response_excerpt=excerpt, response_shortened=shortened)
 
-    views = [_run_view(r) for r in report.runs]
+    views = [run_view(r) for r in report.runs]
     calls = {(v.id, c.call.call_id): c for v in views for c in v.calls}
     evidence_sets, claim_evidence, cited_by = evidence_index(report.claims, calls)
     # The large single files first, so that they are shared out between processes too.
@@ -454,38 +386,3 @@ def _artifact_files(run: RunReport) -> dict[str, bytes]:
     return files
 
 
-def _run_view(run: RunReport) -> RunView:
-    """What the templates need about one run, computed once per page set."""
-    analysis = run.analysis
-    vr = analysis.run
-    contract = vr.contract
-    calls = []
-    # Made once here rather than in the template of each of 100,000 call pages.
-    request_texts = {hexdigest: body.decode("utf-8") for hexdigest, body in vr.requests.items()}
-    for call in vr.calls:
-        bundle = run.artifacts.get(call.call_id)
-        svg = bundle.first("svg") if bundle else None
-        outcome = OUTCOME_LABELS[call.outcome]
-        calls.append(CallView(
-            call=call, artifacts=bundle.files if bundle else (),
-            response=bundle.first("response") if bundle else None,
-            svg=svg, render=run.renders.get(svg.sha256) if svg else None,
-            request=vr.requests.get(call.request_hex),
-            request_redacted=is_redacted(vr, call.request_hex),
-            page=call_page(contract.id, call.service, call.call_id),
-            counted=call.phase == "formal" and call.attempt == 1,
-            outcome_text=outcome if call.status == "ok" else f"{outcome}: {STATUS_LABELS[call.status]}",
-            request_text=request_texts.get(call.request_hex),
-        ))
-    by_service: dict[str, list[CallView]] = {}
-    for view in calls:
-        by_service.setdefault(view.call.service, []).append(view)
-    services = tuple(ServiceView(s.id, s, analysis.overall.service(s.id), tuple(by_service.get(s.id, ())))
-                     for s in contract.services)
-    key = f"{contract.id}.{comparison_key(analysis.overall.comparisons[0])}" if analysis.overall.comparisons else None
-    return RunView(
-        id=contract.id, contract=contract, analysis=analysis, services=services, calls=tuple(calls),
-        comparison_key=key, settings=run.settings, contract_text=contract.text, log_name=vr.log.name,
-        log_unit="row" if vr.log.name.endswith(".parquet") else "line", renderer=run.settings.short(),
-        findings=run.findings, charts=run.charts,
-    )

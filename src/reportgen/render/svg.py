@@ -22,6 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
+from reportgen.errors import ReportgenError
 from reportgen.model.artifacts import Render, RenderSettings, sha256
 from reportgen.model.config import RunContract
 from reportgen.model.source import ValidatedRun
@@ -146,6 +147,7 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
     while pending:
         broken: list[str] = []
         with ProcessPoolExecutor(processes, mp_context=context, initializer=_init_worker) as pool:
+            _check_pool(pool)
             futures = {pool.submit(render_one, data, settings): sha for sha, data in pending.items()}
             # Each render stops itself at the budget; this backstop covers a worker stuck in C.
             backstop = settings.seconds * (len(futures) / processes + 2) + 30
@@ -176,6 +178,28 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
             else:
                 pending[sha] = svgs[sha]
     return results
+
+
+class RenderPoolError(ReportgenError):
+    """The render worker processes themselves cannot run: no drawing is to blame."""
+
+
+def _ping() -> int:
+    return os.getpid()
+
+
+def _check_pool(pool: ProcessPoolExecutor) -> None:
+    """Fail the build, naming the cause, when the workers cannot start at all (rather
+    than report every drawing as crashing the renderer). The usual cause is a script
+    that calls reportgen without an ``if __name__ == "__main__":`` guard: each worker
+    process imports the script again."""
+    try:
+        pool.submit(_ping).result(timeout=120)
+    except (BrokenProcessPool, FuturesTimeout, OSError) as exc:
+        raise RenderPoolError(
+            f"the SVG renderer's worker processes could not start ({type(exc).__name__}: {exc}); "
+            "if reportgen is called from a script, put the call under "
+            "'if __name__ == \"__main__\":' (worker processes import the script)") from exc
 
 
 def _kill_workers(pool: ProcessPoolExecutor) -> None:

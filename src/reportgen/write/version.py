@@ -45,10 +45,6 @@ class VersionEntry:
                 "source_digest": self.source_digest, "aliases": list(self.aliases)}
 
 
-def manifest_bytes(version: str, files: Mapping[str, bytes]) -> bytes:
-    return manifest_from_hashes(version, {path: hashlib.sha256(data).hexdigest() for path, data in files.items()})
-
-
 def manifest_from_hashes(version: str, hashes: Mapping[str, str]) -> bytes:
     body = {
         "schema": MANIFEST_SCHEMA, "version": version,
@@ -115,6 +111,12 @@ class VersionWriter:
             return  # the same content-addressed file from another run
         self.stats[rel] = _write_file(self.tmp, rel, data)
         self.hashes[rel] = digest
+
+    def ticks(self, tick: Callable[[], None]) -> Callable[[], None]:
+        """``tick`` as the jobs of ``run_tasks`` may call it: only the build's own
+        process moves the progress bar (a forked helper's copy of it goes nowhere)."""
+        owner = os.getpid()
+        return lambda: tick() if os.getpid() == owner else None
 
     def run_tasks(self, tasks: Sequence[Callable[[], None]]) -> None:
         """Run jobs that ``add`` files, shared with forked copies of this process on
@@ -219,14 +221,6 @@ class _TaskQueue:
     def stop(self) -> None:
         with self.next.get_lock():
             self.next.value = len(self.tasks)
-
-
-def write_version(out: Path, version: str, files: Mapping[str, bytes]) -> Path:
-    """Write every file plus manifest.json into out/<version>/, atomically."""
-    with VersionWriter(out, version) as writer:
-        for rel in sorted(files):
-            writer.add(rel, files[rel])
-        return writer.commit()
 
 
 def _write_file(root: Path, rel: str, data: bytes) -> tuple[int, int, int]:

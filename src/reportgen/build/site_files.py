@@ -1,0 +1,32 @@
+"""The files beside the versions: versions.json, index.html, 404.html, and the page of
+changes since the version this one supersedes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reportgen.build.progress import Progress
+from reportgen.model.config import SiteConfig
+from reportgen.published.diff import diff_versions
+from reportgen.render.pages import theme_environment
+from reportgen.write.version import VersionEntry, write_diff_page, write_site_index
+
+
+def write_site_files(out: Path, root: Path, config: SiteConfig, label: str, digest: str, built_at: str,
+                      folder: Path, progress: Progress) -> None:
+    """The files beside the versions: versions.json, index.html, 404.html, the changes page."""
+    env = theme_environment(root, config.theme)
+    write_site_index(out, VersionEntry(label, config.title, built_at, digest), env, config.base_url)
+    write_previous_diff(out, config.previous, folder, env, progress)
+
+
+def write_previous_diff(out: Path, previous: str | None, folder: Path, env, progress: Progress) -> None:
+    if previous and (out / previous / "manifest.json").is_file():
+        progress.stage(f"comparing with {previous}")
+        try:
+            write_diff_page(out, diff_versions(out / previous, folder), env)
+        except Exception as exc:  # the new version is complete and published either way
+            progress.stage(f"warning: the page of changes since {previous} was not written: {exc}")
+    elif previous:
+        progress.stage(f"warning: {out / previous} is not here, so the page of changes since {previous} "
+                 "was not written (its link will not resolve)")

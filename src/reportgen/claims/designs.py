@@ -1,0 +1,134 @@
+"""The claims particular to a design: leaderboard ranks, paired differences,
+longitudinal changes, and the separate analysis of later attempts."""
+
+from __future__ import annotations
+
+import dataclasses
+from reportgen.analysis.results import ExperimentAnalysis, PairedComparison, PairRow
+from reportgen.claims.claim import Claim, Count, Decision, Tested
+from reportgen.claims.scope import Scope
+from reportgen.model.claim_keys import ClaimKey, Pair
+
+ROW_LEVEL_ASSUMPTIONS = ("WRONG for this design: treats repetitions as independent tasks",)
+CELLS = {(1.0, 1.0): "both_pass", (1.0, 0.0): "only_baseline", (0.0, 1.0): "only_candidate",
+         (0.0, 0.0): "both_fail"}
+
+
+def rank_claims(analysis: ExperimentAnalysis) -> list[Claim]:
+    run_id = analysis.run.contract.id
+    first = {s.service: s.first_calls for s in analysis.overall.services}
+    n = len(analysis.ranks)
+    return [Claim(
+        ClaimKey(run_id, r.service, "rank"), "rank",
+        f"{r.service}: rank of its first-submission pass rate among {n} services, group {r.group} "
+        f"({r.resamples} bootstrap resamples, seed {r.seed})", r, "rank", first[r.service])
+        for r in analysis.ranks]
+
+
+def paired_claims(p: PairedComparison, scope: Scope, headline_only: bool) -> list[Claim]:
+    pair = Pair(p.candidate, p.baseline)
+    unit = "score" if p.metric == "score" else "rate"
+    d = p.difference
+    what = "score" if p.metric == "score" else "pass (1) / non-pass (0)"
+    mean_of = (f"mean over {d.n} tasks of the difference in task means (over repetitions)" if p.unit == "task"
+               else f"mean over {d.n} pairs of the difference")
+    out = [Claim(
+        scope.key(pair, "paired_difference"), "paired_difference",
+        f"{p.candidate} minus {p.baseline}, {what}: {mean_of}{scope.where} (Student t interval)",
+        d, unit, p.evidence)]
+    if p.binary is not None:
+        out.append(Claim(
+            scope.key(pair, "mcnemar"), "test",
+            f"Exact McNemar test, two-sided, of {p.candidate} vs {p.baseline} on the "
+            f"{p.binary.only_a + p.binary.only_b} discordant pairs{scope.where}",
+            Tested(p.binary.mcnemar), None, p.evidence))
+    if p.bootstrap is not None:
+        b = p.bootstrap
+        kind = ("hierarchical bootstrap (tasks, then repetitions within tasks)" if p.unit == "task"
+                else f"cluster bootstrap over {b.n_clusters} clusters")
+        out.append(Claim(
+            scope.key(pair, "bootstrap"), "paired_difference",
+            f"{p.candidate} minus {p.baseline}{scope.where}: {kind}, {b.resamples} resamples, seed {b.seed}",
+            b, unit, p.evidence))
+    if headline_only:
+        return out
+    out += _pair_cell_claims(p, scope, pair)
+    if p.row_level is not None:
+        r = p.row_level
+        units = "tasks" if p.unit == "task" else "pairs"
+        # A contrast, not a result: it carries no test and says what it wrongly assumes.
+        shown = dataclasses.replace(r, p_value=None, assumptions=ROW_LEVEL_ASSUMPTIONS)
+        out.append(Claim(
+            scope.key(pair, "row_level"), "paired_difference",
+            f"For contrast only, NOT a result: the same difference analysed as if its {r.n} rows "
+            f"were {r.n} independent {units}; too narrow, since repetitions of one task are not independent",
+            shown, unit, p.evidence))
+    interval = "cluster bootstrap" if p.decided_on == "bootstrap" else "paired t"
+    out.append(Claim(
+        scope.key(pair, "verdict"), "decision",
+        f"Pre-registered decision for {p.candidate} against {p.baseline} ({interval} interval)",
+        Decision(p.verdict, p.decided), unit, p.evidence))
+    return out
+
+
+def _pair_cell_claims(p: PairedComparison, scope: Scope, pair: Pair) -> list[Claim]:
+    if p.binary is None:
+        return []
+    t = p.binary
+    out = []
+    for name, count, label in (("both_pass", t.both_pass, "both passed"),
+                               ("only_baseline", t.only_a, f"only {p.baseline} passed"),
+                               ("only_candidate", t.only_b, f"only {p.candidate} passed"),
+                               ("both_fail", t.both_fail, "neither passed")):
+        ids = tuple(i for r in p.rows if _cell(r) == name for i in r.candidate_calls + r.baseline_calls)
+        out.append(Claim(scope.key(pair, "pairs", name), "count", f"Pairs where {label}, of {t.n}",
+                         Count(count, t.n), "pairs", ids))
+    return out
+
+
+def _cell(row: PairRow) -> str:
+    if row.baseline is None or row.candidate is None:
+        return ""
+    return CELLS[(row.baseline, row.candidate)]
+
+
+def change_claims(analysis: ExperimentAnalysis) -> list[Claim]:
+    run_id = analysis.run.contract.id
+    contract = analysis.run.contract
+    out = []
+    for ch in analysis.changes:
+        span = f"from window {ch.first_window} to window {ch.last_window}"
+        out.append(Claim(
+            ClaimKey(run_id, ch.service, "change"), "difference",
+            f"Change in {ch.service}'s first-submission pass rate {span} (last minus first)",
+            ch.change, "rate", ch.evidence))
+        out.append(Claim(
+            ClaimKey(run_id, ch.service, "change.fisher"), "test",
+            f"Fisher exact test, two-sided, of {ch.service}'s pass counts in window {ch.first_window} "
+            f"vs window {ch.last_window}", Tested(ch.fisher), None, ch.evidence))
+        if ch.relative is not None:
+            out.append(Claim(
+                ClaimKey(run_id, ch.service, "change_vs_reference"), "difference",
+                f"Change in {ch.service} minus the reference {contract.baseline}, {span}: what changed in "
+                f"{ch.service} beyond what changed in the reference ({contract.bootstrap_resamples} "
+                f"resamples, seed {contract.bootstrap_seed})", ch.relative, "rate", ch.evidence))
+    return out
+
+
+def retry_claims(analysis: ExperimentAnalysis) -> list[Claim]:
+    retries = analysis.retries
+    if retries is None:
+        return []
+    run_id = analysis.run.contract.id
+    k = retries.budget
+    out = [Claim(
+        ClaimKey(run_id, service, "pass_within_attempts", detail=str(k)), "rate",
+        f"{service}: planned calls that passed within {k} attempts (a separate analysis of later attempts, "
+        f"not the first-submission headline)", est, "rate", ids) for service, est, ids in retries.services]
+    calls = {service: ids for service, _, ids in retries.services}
+    for candidate, baseline, d in retries.comparisons:
+        out.append(Claim(
+            ClaimKey(run_id, Pair(candidate, baseline), "within_attempts_difference", detail=str(k)), "difference",
+            f"Pass rate within {k} attempts of {candidate} minus {baseline} (later attempts; not the headline)",
+            d, "rate", calls[candidate] + calls[baseline]))
+    return out

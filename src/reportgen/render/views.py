@@ -1,0 +1,114 @@
+"""What templates read about a run, a service and a call: typed, frozen views made once
+per build, so templates ask for what they need rather than compute it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Mapping
+
+from reportgen.analysis.results import ExperimentAnalysis, ServiceResult
+from reportgen.audit.redaction import is_redacted
+from reportgen.claims.claim import Claim
+from reportgen.model.artifacts import Artifact, Render, RenderSettings
+from reportgen.model.calls import Call
+from reportgen.model.claim_keys import ClaimKey, Pair, Subject, subject_of
+from reportgen.model.config import RunContract, Service
+from reportgen.model.findings import Finding
+from reportgen.model.outcomes import OUTCOME_LABELS, STATUS_LABELS
+from reportgen.render.report import RunReport
+
+if TYPE_CHECKING:  # charts imports altair and pandas: a second, which pages never need
+    from reportgen.render.charts import Chart
+
+
+# What the templates read about runs, services and calls. Attributes, not dict keys: a
+# template's ``call.page`` on a dict first fails as an attribute (an exception), and a
+# call page reads some twenty of them, 100,000 pages over.
+@dataclass(frozen=True, slots=True)
+class CallView:
+    call: Call
+    artifacts: tuple[Artifact, ...]
+    response: Artifact | None
+    svg: Artifact | None
+    render: Render | None
+    request: bytes | None  # the published request body, if any
+    request_redacted: str | None  # the published (redacted) body's hash, if redacted
+    page: str
+    counted: bool  # in the first-submission metrics
+    outcome_text: str  # its outcome as pages name it, with the status when not ok
+    request_text: str | None  # the published request body as text
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceView:
+    id: str
+    service: Service
+    result: ServiceResult
+    calls: tuple[CallView, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    id: str
+    contract: RunContract
+    analysis: ExperimentAnalysis
+    services: tuple[ServiceView, ...]
+    calls: tuple[CallView, ...]
+    settings: RenderSettings
+    contract_text: str
+    log_name: str
+    log_unit: str  # what a call's place in the log is counted in: "line", or "row" in Parquet
+    renderer: str  # the renderer's settings in short
+    findings: tuple[Finding, ...]
+    charts: tuple[Chart, ...]
+    claims: Mapping[ClaimKey, Claim]
+
+    def claim(self, subject: Subject | tuple[str, str] | object, measure: str, detail: object = None,
+              block: str | None = None, slice: str | None = None) -> Claim | None:
+        """The claim templates ask for: about a service id, or a comparison (a pair of
+        ids, or a result with candidate and baseline); None when the run has none."""
+        if isinstance(subject, tuple):
+            subject = Pair(*subject)
+        key = ClaimKey(self.id, subject_of(subject), measure, block, slice, None if detail is None else str(detail))
+        return self.claims.get(key)
+
+
+def call_page(run_id: str, service: str, call_id: str) -> str:
+    """One folder per experiment and service: a listing of any folder stays short."""
+    return f"calls/{run_id}/{service}/{call_id}.html"
+
+
+def run_view(run: RunReport) -> RunView:
+    """What the templates need about one run, computed once per page set."""
+    analysis = run.analysis
+    vr = analysis.run
+    contract = vr.contract
+    calls = []
+    # Made once here rather than in the template of each of 100,000 call pages.
+    request_texts = {hexdigest: body.decode("utf-8") for hexdigest, body in vr.requests.items()}
+    for call in vr.calls:
+        bundle = run.artifacts.get(call.call_id)
+        svg = bundle.first("svg") if bundle else None
+        outcome = OUTCOME_LABELS[call.outcome]
+        calls.append(CallView(
+            call=call, artifacts=bundle.files if bundle else (),
+            response=bundle.first("response") if bundle else None,
+            svg=svg, render=run.renders.get(svg.sha256) if svg else None,
+            request=vr.requests.get(call.request_hex),
+            request_redacted=is_redacted(vr, call.request_hex),
+            page=call_page(contract.id, call.service, call.call_id),
+            counted=call.counted,
+            outcome_text=outcome if call.status == "ok" else f"{outcome}: {STATUS_LABELS[call.status]}",
+            request_text=request_texts.get(call.request_hex),
+        ))
+    by_service: dict[str, list[CallView]] = {}
+    for view in calls:
+        by_service.setdefault(view.call.service, []).append(view)
+    services = tuple(ServiceView(s.id, s, analysis.overall.service(s.id), tuple(by_service.get(s.id, ())))
+                     for s in contract.services)
+    return RunView(
+        id=contract.id, contract=contract, analysis=analysis, services=services, calls=tuple(calls),
+        settings=run.settings, contract_text=contract.text, log_name=vr.log.name,
+        log_unit="row" if vr.log.name.endswith(".parquet") else "line", renderer=run.settings.short(),
+        findings=run.findings, charts=run.charts, claims={c.key: c for c in run.claims},
+    )
