@@ -269,7 +269,7 @@ def test_row_validation_never_raises(make_source, rows):
 def test_claim_reference_parser_never_raises(markdown, ids):
     from reportgen.claims.claim import Claim, Count
     from reportgen.model.claim_keys import ClaimKey
-    from reportgen.render.pages import claim_renderer, theme_environment
+    from reportgen.render.theme import claim_renderer, theme_environment
 
     claims = {i: Claim(ClaimKey("e", "s", "n"), "count", "s", Count(1), "calls") for i in ids}
     show = claim_renderer(theme_environment(Path("."), "default"), {})

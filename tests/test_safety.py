@@ -10,7 +10,7 @@ from markupsafe import Markup
 
 from conftest import default_rows
 from reportgen.render import escaping
-from reportgen.render import pages as render
+from reportgen.render import theme as render
 from reportgen.model.artifacts import RenderSettings
 from reportgen.render.svg import render_one
 from sitecheck import parse, text

@@ -172,7 +172,7 @@ def diff(ctx: click.Context, old: Path, new: Path, html_out: Path | None) -> Non
     """What changed between two published versions OLD and NEW: contract, calls,
     artifacts and claims, verdict changes first."""
     from reportgen.published.diff import diff_versions, format_text
-    from reportgen.render.pages import theme_environment
+    from reportgen.render.theme import theme_environment
 
     try:
         changes = diff_versions(old, new)

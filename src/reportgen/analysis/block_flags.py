@@ -40,7 +40,7 @@ def block_flags(overall: GroupAnalysis, blocks: tuple[GroupAnalysis, ...]) -> tu
             if c is None or not n_c or not n_b:
                 continue
             cand, base = block.service(c.candidate).first_pass, block.service(c.baseline).first_pass
-            parts.append((block.block, (cand.numerator or 0) / n_c - (base.numerator or 0) / n_b))
+            parts.append((block.block, cand.numerator / n_c - base.numerator / n_b))
         flags += _flag(Pair(comparison.candidate, comparison.baseline), comparison.difference, parts, len(blocks))
     for paired in overall.paired:
         n = paired.difference.n
@@ -53,8 +53,8 @@ def block_flags(overall: GroupAnalysis, blocks: tuple[GroupAnalysis, ...]) -> tu
 
 
 def comparison_denominators(group: GroupAnalysis, comparison: ComparisonResult) -> tuple[int, int]:
-    return (group.service(comparison.candidate).first_pass.denominator or 0,
-            group.service(comparison.baseline).first_pass.denominator or 0)
+    return (group.service(comparison.candidate).first_pass.denominator,
+            group.service(comparison.baseline).first_pass.denominator)
 
 
 def _flag(pair: Pair, difference: Estimate, parts: list[tuple[str, float]], n_blocks: int) -> list[BlockFlag]:

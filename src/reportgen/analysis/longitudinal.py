@@ -14,6 +14,7 @@ from reportgen import stats
 from reportgen.analysis.results import ChangeResult
 from reportgen.model.source import ValidatedRun
 from reportgen.stats import Estimate
+from reportgen.stats import warnings as stats_warnings
 
 if TYPE_CHECKING:
     from reportgen.analysis.results import GroupAnalysis
@@ -34,17 +35,17 @@ def window_changes(run: ValidatedRun, windows: tuple[GroupAnalysis, ...]) -> tup
     out = []
     for service in contract.services:
         a, b = first.service(service.id).first_pass, last.service(service.id).first_pass
-        x1, n1, x2, n2 = a.numerator or 0, a.denominator or 0, b.numerator or 0, b.denominator or 0
-        change = stats.newcombe_difference(x2, n2, x1, n1, level)
-        fisher = stats.fisher_exact([[x2, n2 - x2], [x1, n1 - x1]])
+        x1, n1, x2, n2 = a.numerator, a.denominator, b.numerator, b.denominator
+        compared = stats.compare_rates(x2, n2, x1, n1, level)
         relative = None
         if service.id != contract.baseline:
             r1, r2 = first.service(contract.baseline).first_pass, last.service(contract.baseline).first_pass
-            relative = relative_change((x1, n1), (x2, n2), (r1.numerator or 0, r1.denominator or 0),
-                                       (r2.numerator or 0, r2.denominator or 0), level,
+            relative = relative_change((x1, n1), (x2, n2), (r1.numerator, r1.denominator),
+                                       (r2.numerator, r2.denominator), level,
                                        contract.bootstrap_resamples, contract.bootstrap_seed)
         evidence = first.service(service.id).first_calls + last.service(service.id).first_calls
-        out.append(ChangeResult(service.id, str(first.block), str(last.block), change, fisher, relative, evidence))
+        out.append(ChangeResult(service.id, str(first.block), str(last.block), compared.difference, compared.test,
+                                relative, evidence))
     return tuple(out)
 
 
@@ -61,17 +62,15 @@ def relative_change(s1: tuple[int, int], s2: tuple[int, int], r1: tuple[int, int
     counts = np.array([s2, r2, s1, r1], dtype=float)
     if (counts[:, 1] == 0).any():
         return Estimate(float("nan"), float("nan"), float("nan"), level, "parametric-bootstrap",
-                        RELATIVE_ASSUMPTIONS, ("a window has no calls of the service or the reference",))
+                        RELATIVE_ASSUMPTIONS, (stats_warnings.EMPTY_WINDOW,))
     rates = counts[:, 0] / counts[:, 1]
     signs = np.array([1.0, -1.0, -1.0, 1.0])
-    rng = np.random.default_rng(seed)
-    draws = rng.binomial(counts[:, 1].astype(int), rates, size=(resamples, 4)) / counts[:, 1]
-    distribution = draws @ signs
+    distribution = np.concatenate([draws @ signs for draws in stats.binomial_resamples(
+        counts[:, 1].astype(int), rates, resamples, seed)])
     tail = (1 - level) / 2
     low, high = np.quantile(distribution, [tail, 1 - tail])
     warnings = ()
     if low == high:
-        warnings = ("every resample gave the same value: the interval has zero width and says nothing "
-                    "about uncertainty",)
+        warnings = (stats_warnings.ZERO_WIDTH,)
     return Estimate(float(rates @ signs), float(low), float(high), level, "parametric-bootstrap",
                     RELATIVE_ASSUMPTIONS, warnings)

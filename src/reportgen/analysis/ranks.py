@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import rankdata
 
+from reportgen import stats
 from reportgen.analysis.results import GroupAnalysis, RankResult
 
 
@@ -16,14 +17,9 @@ def rank_services(group: GroupAnalysis, confidence_level: float, resamples: int,
         return ()
     n = np.array([s.first_pass.denominator for s in services])
     rates = np.array([s.first_pass.estimate for s in services])
-    rng = np.random.default_rng(seed)
     tail = (1 - confidence_level) / 2
-    ranks = np.empty((resamples, len(services)), dtype=np.float32)
-    chunk = max(1, 2_000_000 // len(services))  # bounded memory, whatever the size
-    for start in range(0, resamples, chunk):
-        stop = min(resamples, start + chunk)
-        draws = rng.binomial(n, rates, size=(stop - start, len(services))) / n
-        ranks[start:stop] = rankdata(-draws, axis=1, method="average")
+    ranks = np.concatenate([rankdata(-draws, axis=1, method="average").astype(np.float32)
+                            for draws in stats.binomial_resamples(n, rates, resamples, seed)])
     low = np.floor(np.quantile(ranks, tail, axis=0)).astype(int)
     high = np.ceil(np.quantile(ranks, 1 - tail, axis=0)).astype(int)
     point = rankdata(-rates, method="average")

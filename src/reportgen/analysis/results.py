@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from reportgen.model.claim_keys import Pair
-
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from reportgen.model.claim_keys import Pair
 from reportgen.model.source import ValidatedRun
-from reportgen.stats import Estimate, TestResult, Verdict
+from reportgen.stats import Estimate, RateEstimate, TestResult, Verdict
 
 if TYPE_CHECKING:
     pass
@@ -23,8 +22,8 @@ class ServiceResult:
     planned: int
     first_calls: tuple[str, ...]  # call ids of formal first submissions
     complete_calls: tuple[str, ...]
-    first_pass: Estimate  # passes / planned
-    complete_pass: Estimate  # passes / complete returns
+    first_pass: RateEstimate  # passes / planned
+    complete_pass: RateEstimate  # passes / complete returns
     n_missing: int  # planned first submissions with no row: counted as non-passes
     failures: tuple[tuple[str, tuple[str, ...]], ...]  # (status, call ids), every reason
     latency_median_ms: float | None

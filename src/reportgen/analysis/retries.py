@@ -53,5 +53,5 @@ def retry_analysis(run: ValidatedRun, formal: list[Call], planned: dict[str, int
         for candidate in contract.candidates:
             c, b = by_id[candidate], by_id[contract.baseline]
             comparisons.append((candidate, contract.baseline, stats.newcombe_difference(
-                c.numerator or 0, c.denominator or 0, b.numerator or 0, b.denominator or 0, level)))
+                c.numerator, c.denominator, b.numerator, b.denominator, level)))
     return RetryAnalysis(budget, tuple(results), tuple(comparisons), tuple(unlinked))

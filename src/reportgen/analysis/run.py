@@ -82,7 +82,7 @@ def _slices(run: ValidatedRun, first: list[Call], rows: tuple[PairRow, ...] | No
         slice_rows = None if rows is None else [r for r in rows if r.slice == name]
         group = _analyze_group(run, in_slice, None, dict(planned), rows=slice_rows)
         n_units = (len(group.paired[0].rows) if group.paired else
-                   min((s.first_pass.denominator or 0 for s in group.services), default=0))
+                   min((s.first_pass.denominator for s in group.services), default=0))
         out.append(SliceAnalysis(name, name in registered, group, n_units))
     return tuple(out)
 
@@ -165,15 +165,14 @@ def _service_result(service: str, calls: list[Call], planned: int, cl: float,
 
 
 def _compare(base: ServiceResult, cand: ServiceResult, contract, cl: float) -> ComparisonResult:
-    x_c, n_c = cand.first_pass.numerator or 0, cand.first_pass.denominator or 0
-    x_b, n_b = base.first_pass.numerator or 0, base.first_pass.denominator or 0
-    difference = stats.newcombe_difference(x_c, n_c, x_b, n_b, cl)
-    fisher = stats.fisher_exact([[x_c, n_c - x_c], [x_b, n_b - x_b]])
+    c, b = cand.first_pass, base.first_pass
+    compared = stats.compare_rates(c.numerator, c.denominator, b.numerator, b.denominator, cl)
+    difference = compared.difference
     verdict = stats.decide(
         difference.low, difference.high,
         min_useful_effect=contract.min_useful_effect,
         noninferiority_margin=contract.noninferiority_margin,
         critical_failure=contract.block_on_critical and bool(cand.critical_calls),
     )
-    return ComparisonResult(base.service, cand.service, difference, fisher, verdict,
+    return ComparisonResult(base.service, cand.service, difference, compared.test, verdict,
                             cand.first_calls + base.first_calls)

@@ -3,8 +3,6 @@ contract and for credentials."""
 
 from __future__ import annotations
 
-from typing import Callable
-
 from reportgen.audit.credentials import credential_findings
 from reportgen.audit.protocol import audit_run
 from reportgen.errors import AuditError
@@ -13,17 +11,15 @@ from reportgen.model.artifacts import CallArtifacts
 from reportgen.model.source import AuditedRun, ValidatedRun, ValidatedSource
 
 
-def audit_source(validated: ValidatedSource,
-                 on_artifacts: Callable[[ValidatedRun, dict[str, CallArtifacts]], None] = lambda run, a: None
-                 ) -> list[AuditedRun]:
+def audit_source(validated: ValidatedSource) -> list[AuditedRun]:
     """Read every run's artifacts and check the run against its contract."""
-    audited = []
-    for run in validated.runs:
-        artifacts = collect_artifacts(run)
-        on_artifacts(run, artifacts)
-        findings = audit_run(run, artifact_hashes(artifacts)) + credential_findings(run, artifacts)
-        audited.append(AuditedRun(run, artifacts, findings))
-    return audited
+    return [audit_with_artifacts(run, collect_artifacts(run)) for run in validated.runs]
+
+
+def audit_with_artifacts(run: ValidatedRun, artifacts: dict[str, CallArtifacts]) -> AuditedRun:
+    """The run checked against its contract, and its inputs for credentials."""
+    findings = audit_run(run, artifact_hashes(artifacts)) + credential_findings(run, artifacts)
+    return AuditedRun(run, artifacts, findings)
 
 
 def refuse_errors(audited: list[AuditedRun]) -> None:

@@ -11,17 +11,20 @@ from pathlib import Path
 
 from reportgen.analysis.run import analyze_run
 from reportgen.audit.redaction import redact_audited
-from reportgen.audit.stage import AuditedRun, audit_source, refuse_errors
+from reportgen.audit.stage import AuditedRun, audit_with_artifacts, refuse_errors
 from reportgen.build.incremental import NO_CHECK, IncrementalCheck, Remembered
 from reportgen.build.progress import Progress
 from reportgen.build.render_pool import BackgroundRenders
 from reportgen.build.site_files import write_site_files
 from reportgen.claims.build import build_claims
+from reportgen.load.artifacts import collect_artifacts
 from reportgen.load.source import load_source, read_source
 from reportgen.model.source import SourceSnapshot, ValidatedSource
 from reportgen.render.narrative import load_pages, render_pages
-from reportgen.render.pages import Report, RunReport, claim_renderer, findings_index, render_version, theme_environment
+from reportgen.render.pages import findings_index, render_version
+from reportgen.render.report import Report, RunReport
 from reportgen.render.svg import RenderCache
+from reportgen.render.theme import claim_renderer, theme_environment
 from reportgen.write.version import (
     VersionWriter,
     check_publishable,
@@ -116,9 +119,14 @@ def _load(source: Path, snapshot: SourceSnapshot | None, version: str | None) ->
 def _audit(validated: ValidatedSource, renders: BackgroundRenders, redact: bool,
            progress: Progress) -> list[AuditedRun]:
     progress.stage("auditing the run against its contract")
-    audited = audit_source(validated, on_artifacts=renders.start if not redact else lambda run, a: None)
+    audited = []
+    for run in validated.runs:
+        artifacts = collect_artifacts(run)
+        if not redact:  # the drawings a run needs, rendered while it is audited and analysed
+            renders.start(run, artifacts)
+        audited.append(audit_with_artifacts(run, artifacts))
     gc.freeze()
-    if redact:
+    if redact:  # with --redact, the redacted copies are what is drawn
         audited = [redact_audited(a) for a in audited]
         for item in audited:
             renders.start(item.run, item.artifacts)

@@ -8,7 +8,7 @@ from pathlib import Path
 from reportgen.build.progress import Progress
 from reportgen.model.config import SiteConfig
 from reportgen.published.diff import diff_versions
-from reportgen.render.pages import theme_environment
+from reportgen.render.theme import theme_environment
 from reportgen.write.version import VersionEntry, write_diff_page, write_site_index
 
 

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import AnyStr, Iterator, Mapping
 
+from reportgen.load.files import list_folder
 from reportgen.model.artifacts import Artifact, CallArtifacts, sha256
 from reportgen.model.source import RunFiles, ValidatedRun
 
@@ -69,26 +70,11 @@ def _link_below(links: tuple[str, ...], folder: str) -> bool:
 
 def _files_below(target: str, root: Path) -> list[tuple[str, str]]:
     """Every file below ``target`` (named relative to it), in sorted order. A symbolic
-    link counts when it leads to a file inside ``root``; linked folders are not entered.
-    Plain strings: a Path object per file costs more than reading a small file."""
-    found: list[tuple[tuple[str, ...], str]] = []
-
-    def walk(directory: str, prefix: tuple[str, ...]) -> None:
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                parts = (*prefix, entry.name)
-                if entry.is_symlink():
-                    path = Path(entry.path)
-                    if path.is_file() and path.resolve().is_relative_to(root):
-                        found.append((parts, entry.path))
-                elif entry.is_dir(follow_symlinks=False):
-                    walk(entry.path, parts)
-                elif entry.is_file(follow_symlinks=False):
-                    found.append((parts, entry.path))
-
-    walk(target, ())
-    found.sort(key=lambda item: item[0])
-    return [("/".join(parts), path) for parts, path in found]
+    link counts when it leads to a file inside ``root``; linked folders are not entered."""
+    listing = list_folder(target)
+    linked = [(rel, path) for rel, path in listing.links
+              if Path(path).is_file() and Path(path).resolve().is_relative_to(root)]
+    return sorted(listing.files + linked, key=lambda item: item[0].split("/"))
 
 
 def artifact_hashes(artifacts: dict[str, CallArtifacts]) -> dict[str, tuple[str, ...]]:

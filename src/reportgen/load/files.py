@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from reportgen.model.source import RunFiles
@@ -34,49 +35,52 @@ def artifact_problem(folder: Path, rel: str, files: RunFiles | None = None) -> s
     return None
 
 
-def read_run_files(folder: Path) -> RunFiles:
-    """Read every regular file below ``folder`` once (plain strings: a Path object per
-    file costs more than reading a small file)."""
-    found: list[tuple[tuple[str, ...], str]] = []
+@dataclass(frozen=True)
+class Listing:
+    """A folder as the one walker sees it. Paths are relative, '/'-separated; files in
+    the order of sorted Paths. Symbolic links are listed, never followed: what a link
+    may lead to is each caller's own check."""
+
+    files: list[tuple[str, str]]  # (relative path, path) of each regular file
+    dirs: list[str]
+    links: list[tuple[str, str]]  # (relative path, path) of each symbolic link
+
+
+def list_folder(folder: Path | str) -> Listing:
+    """Every regular file, folder and symbolic link below ``folder`` (plain strings: a
+    Path object per file costs more than reading a small file)."""
+    files: list[tuple[tuple[str, ...], str]] = []
     dirs: list[str] = []
-    links: list[str] = []
+    links: list[tuple[str, str]] = []
 
     def walk(directory: str, prefix: tuple[str, ...]) -> None:
         with os.scandir(directory) as entries:
             for entry in entries:
                 parts = (*prefix, entry.name)
                 if entry.is_symlink():
-                    links.append("/".join(parts))
+                    links.append(("/".join(parts), entry.path))
                 elif entry.is_dir(follow_symlinks=False):
                     dirs.append("/".join(parts))
                     walk(entry.path, parts)
                 elif entry.is_file(follow_symlinks=False):
-                    found.append((parts, entry.path))
+                    files.append((parts, entry.path))
 
     walk(str(folder), ())
-    found.sort(key=lambda item: item[0])
+    files.sort(key=lambda item: item[0])
+    return Listing([("/".join(parts), path) for parts, path in files], dirs, sorted(links))
+
+
+def read_run_files(folder: Path) -> RunFiles:
+    """Read every regular file below ``folder`` once."""
+    listing = list_folder(folder)
     data = {}
-    for parts, path in found:
+    for rel, path in listing.files:
         with open(path, "rb") as handle:
-            data["/".join(parts)] = handle.read()
-    return RunFiles(data, frozenset(dirs), tuple(sorted(links)))
+            data[rel] = handle.read()
+    return RunFiles(data, frozenset(listing.dirs), tuple(rel for rel, _ in listing.links))
 
 
 def plain_files(folder: Path) -> list[tuple[str, str]]:
     """(path relative to ``folder``, path) of every regular file below it, in the order
     of sorted Paths; symbolic links are neither listed nor followed."""
-    found: list[tuple[tuple[str, ...], str]] = []
-
-    def walk(directory: str, prefix: tuple[str, ...]) -> None:
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                if entry.is_symlink():
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    walk(entry.path, (*prefix, entry.name))
-                elif entry.is_file(follow_symlinks=False):
-                    found.append(((*prefix, entry.name), entry.path))
-
-    walk(str(folder), ())
-    found.sort(key=lambda item: item[0])
-    return [("/".join(parts), path) for parts, path in found]
+    return list_folder(folder).files

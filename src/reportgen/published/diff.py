@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.model.calls import Call
+from reportgen.published.compare import compare_claim
 from reportgen.published.read import PublishedVersion, load_embedded_source, read_version
-from reportgen.published.verify import compare_claim
 
 CALL_FIELDS = [f.name for f in fields(Call) if f.name not in ("call_id", "line", "started_at", "extra")]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,9 +11,8 @@ from reportgen.analysis.run import analyze_run
 from reportgen.audit.protocol import audit_run
 from reportgen.claims.build import build_claims
 from reportgen.errors import InputError
+from reportgen.published.compare import compare_claim
 from reportgen.published.read import PublishedVersion, load_embedded_source, published_artifact_hashes, read_version
-
-FLOAT_RTOL = 1e-12  # recomputation on another machine may differ in the last bits
 
 
 @dataclass(frozen=True)
@@ -79,21 +77,3 @@ def check_claims(version: PublishedVersion) -> list[str]:
     return out
 
 
-def compare_claim(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[tuple[str, Any, Any]]:
-    changes = []
-    for key in sorted(set(old) | set(new)):
-        a, b = old.get(key), new.get(key)
-        name = f"{prefix}{key}"
-        if isinstance(a, dict) and isinstance(b, dict):
-            changes += compare_claim(a, b, f"{name}.")
-        elif not _same(a, b):
-            changes.append((name, a, b))
-    return changes
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, float) and isinstance(b, float):
-        return math.isclose(a, b, rel_tol=FLOAT_RTOL, abs_tol=1e-15)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return a == b

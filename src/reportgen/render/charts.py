@@ -259,7 +259,7 @@ def _latency(analysis: ExperimentAnalysis) -> Chart | None:
 def _outcomes(analysis: ExperimentAnalysis) -> Chart:
     rows = []
     for s in analysis.overall.services:
-        passes = s.first_pass.numerator or 0
+        passes = s.first_pass.numerator
         parts = [("passed", passes), ("failed the task", len(s.complete_calls) - passes)]
         parts += [(STATUS_LABELS[status], len(ids)) for status, ids in s.failures]
         parts += [("missing from the log", s.n_missing)] if s.n_missing else []

@@ -8,16 +8,12 @@ works from file://, from a server root and under a sub-path.
 from __future__ import annotations
 
 import hashlib
-import html
 import itertools
 import json
 from functools import partial
-from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import jinja2
-import markupsafe
 from markupsafe import Markup
 
 from reportgen import __version__
@@ -25,9 +21,8 @@ from reportgen.audit.redaction import redactions_json
 from reportgen.claims.claim import RESULTS_SCHEMA, Claim
 from reportgen.load.artifacts import svg_spans
 from reportgen.model.findings import Finding
-from reportgen.model.outcomes import OUTCOME_LABELS, STATUS_LABELS
-from reportgen.render import escaping, present
 from reportgen.render.report import Report, RunReport
+from reportgen.render.theme import theme_environment, theme_static
 from reportgen.render.views import CallView, RunView, run_view
 
 if TYPE_CHECKING:  # charts imports altair and pandas: a second, which pages never need
@@ -35,90 +30,10 @@ if TYPE_CHECKING:  # charts imports altair and pandas: a second, which pages nev
 
 ARTIFACTS_SCHEMA = "reportgen.artifacts/2"
 
-# No script at all. (frame-ancestors cannot be set from a <meta> tag; browsers ignore it there.)
-CSP = "default-src 'none'; img-src 'self'; style-src 'self'; base-uri 'none'; form-action 'none'"
-
-
-class PageTemplate(jinja2.Template):
-    """A jinja2 template made cheaper to render, for sites of 100,000 pages.
-
-    - Its output expressions escape through ``escaping.escape`` (markupsafe's result,
-      fewer steps; a call page has some eighty of them).
-    - Its globals are a plain dict. jinja2 keeps them as a ChainMap over the
-      environment's and copies that into a new dict at every render, a key at a time:
-      a quarter of the time of a call page. ``theme_environment`` sets every global
-      before the first template is loaded and none changes after, so the copy made
-      once here holds the same.
-    """
-
-    @classmethod
-    def from_code(cls, environment, code, globals, uptodate=None):
-        template = super().from_code(environment, code, globals, uptodate)
-        # The compiled module imported markupsafe's escape by name; its blocks and
-        # macros look the name up there at every call.
-        namespace = template.root_render_func.__globals__
-        if namespace.get("escape") is markupsafe.escape:
-            namespace["escape"] = escaping.escape
-        template.globals = dict(template.globals)
-        return template
-
-
-def claim_renderer(env: jinja2.Environment, findings: Mapping[str, tuple[str, Finding]]
-                   ) -> Callable[[Claim, str], str]:
-    """A claim cited in the narrative, as the ``claim`` macro shows it on every page."""
-    template = env.from_string('{% from "_macros.html" import claim with context %}{{ claim(c, root) }}')
-    return lambda c, root: template.render(c=c, root=Markup(root), findings=findings)
-
 
 def findings_index(report: Report) -> dict[str, tuple[str, Finding]]:
     """Each finding by id, with its run's id (for links to the run's audit section)."""
     return {f.id: (r.analysis.run.contract.id, f) for r in report.runs for f in r.findings}
-
-
-def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
-    """The user's theme folder (if the config names one) over the default theme."""
-    default = resources.files("reportgen.themes") / "default" / "templates"
-    loaders: list[jinja2.BaseLoader] = []
-    user = source_root / theme
-    if theme != "default" and (user / "templates").is_dir():
-        loaders.append(jinja2.FileSystemLoader(str(user / "templates")))
-    loaders.append(jinja2.FileSystemLoader(str(default)))
-    # Templates do not change during a build: no file check on every page (auto_reload).
-    env = jinja2.Environment(
-        loader=jinja2.ChoiceLoader(loaders), autoescape=True, undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, auto_reload=False,
-    )
-    env.template_class = PageTemplate
-    env.filters["text"] = element_text
-    env.globals.update(
-        percent=present.percent, points=present.points, p_value=present.p_value,
-        milliseconds=present.milliseconds, claim_value=present.value,
-        claim_interval=present.interval, claim_level=present.level,
-        magnitude_points=present.magnitude_points, score=present.score,
-        p_reading=present.p_value_reading, status_labels=STATUS_LABELS,
-        outcome_labels=OUTCOME_LABELS, csp=CSP, reportgen_version=__version__,
-    )
-    return env
-
-
-def element_text(value: str) -> Markup:
-    """Text for element content such as <pre>: only &, < and > need escaping there;
-    quotes matter in attribute values only, and model output is full of them."""
-    return Markup(html.escape(str(value), quote=False))
-
-
-def theme_static(source_root: Path, theme: str) -> dict[str, bytes]:
-    files: dict[str, bytes] = {}
-    default = resources.files("reportgen.themes") / "default" / "static"
-    for item in sorted(default.iterdir(), key=lambda p: p.name):
-        if item.is_file():
-            files[f"static/{item.name}"] = item.read_bytes()
-    user = source_root / theme / "static"
-    if theme != "default" and user.is_dir():
-        for item in sorted(user.iterdir()):
-            if item.is_file() and not item.is_symlink():
-                files[f"static/{item.name}"] = item.read_bytes()
-    return files
 
 
 Emit = Callable[[str, bytes], None]

@@ -20,14 +20,14 @@ from typing import Literal
 
 import numpy as np
 
-from .paired import ArrayLike, as_pairs, as_vector, check_confidence_level
-from .results import Estimate
+from .paired import ArrayLike, as_pairs, as_vector
+from .results import Estimate, check_confidence_level
+from .warnings import FEW_UNITS, MIN_UNITS, NO_DATA, NOT_FINITE, ONE_CLUSTER, ONE_PAIR, ONE_TASK, ZERO_WIDTH
 
 # Small enough that a chunk's index and value arrays stay in the processor cache (measured:
 # 32 MiB chunks ran 20-40% slower), large enough that per-chunk Python overhead is negligible.
 CHUNK_BYTES = 2 * 2**20
 # Below this many independent units the percentile interval is known to be too narrow.
-MIN_UNITS = 10
 
 Resampling = Literal["rows", "pair-counts", "clusters", "tasks-then-repetitions"]
 Statistic = Literal["mean", "median"] | Callable[..., np.ndarray]
@@ -51,19 +51,6 @@ HIERARCHICAL_ASSUMPTIONS = (
     "there are enough tasks for the percentile interval to be accurate",
 )
 
-NO_DATA = "no observations: the difference is undefined"
-ONE_PAIR = ("one pair: every resample is that pair, so the interval has zero width and says "
-            "nothing about uncertainty")
-ONE_CLUSTER = ("one cluster: every resample is that cluster, so the interval has zero width and "
-               "says nothing about uncertainty")
-ONE_TASK = ("one task: resampling cannot show how results vary between tasks; the interval "
-            "reflects repetitions only and is too narrow for claims about tasks in general")
-ZERO_WIDTH = ("every resample gave the same value: the interval has zero width and says "
-              "nothing about uncertainty")
-FEW_UNITS = ("only {n} {unit}: percentile bootstrap intervals are too narrow with fewer than "
-             f"{MIN_UNITS}; prefer a t interval")
-NOT_FINITE = ("the statistic was not finite on {k} of {resamples} resamples: the interval is "
-              "undefined")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -396,3 +383,16 @@ def hierarchical_bootstrap(b: ArrayLike, a: ArrayLike, tasks: ArrayLike,
     return _percentile_result(distribution, grouped.mean_of_task_means(), setup,
                               warnings=warnings, n=int(b_arr.size), n_clusters=n_tasks,
                               **common)
+
+
+def binomial_resamples(n: np.ndarray, rates: np.ndarray, resamples: int, seed: int,
+                       max_cells: int = 2_000_000) -> Iterator[np.ndarray]:
+    """The parametric bootstrap of pass counts: ``resamples`` draws of every rate, each a
+    binomial count at its observed rate over its n (the counts are sufficient, so no rows
+    are resampled), yielded in chunks of shape (k, len(n)) to bound memory."""
+    n = np.asarray(n, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    chunk = max(1, max_cells // len(n))
+    for start in range(0, resamples, chunk):
+        size = min(resamples, start + chunk) - start
+        yield rng.binomial(n, rates, size=(size, len(n))) / n

@@ -22,7 +22,8 @@ import numpy as np
 from scipy.stats import binom
 from scipy.stats import t as student_t
 
-from .results import Estimate, TestResult
+from .results import Estimate, TestResult, check_confidence_level
+from .warnings import ALL_TIES, NO_DISCORDANT, NO_PAIRS, ONE_PAIR_T
 
 PAIRED_T_ASSUMPTIONS = (
     "pairs are independent of one another (one pair per task, seed or split)",
@@ -36,22 +37,8 @@ MCNEMAR_ASSUMPTIONS = (
     "either one",
 )
 
-NO_PAIRS = "no pairs: the mean difference is undefined"
-ONE_PAIR = "one pair: no interval can be computed (the spread of the differences is unknown)"
-ALL_TIES = ("all differences are equal: the t interval has zero width and says nothing about "
-            "uncertainty; the t test is undefined")
-NO_DISCORDANT = "no discordant pairs: the test has no information (p = 1)"
 
 ArrayLike = Sequence[float] | np.ndarray
-
-
-def check_confidence_level(confidence_level: float) -> float:
-    """``confidence_level`` as a float, refusing values outside (0, 1)."""
-    level = float(confidence_level)
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}; "
-                         "write 0.95 for a 95% interval.")
-    return level
 
 
 def as_vector(values: ArrayLike, name: str) -> np.ndarray:
@@ -145,7 +132,7 @@ def paired_t(b: ArrayLike, a: ArrayLike, confidence_level: float = 0.95) -> Pair
     common = dict(estimate=mean, confidence_level=level, method="paired-t",
                   assumptions=PAIRED_T_ASSUMPTIONS)
     if n == 1:
-        return PairedEstimate(**common, low=mean, high=mean, warnings=(ONE_PAIR,),
+        return PairedEstimate(**common, low=mean, high=mean, warnings=(ONE_PAIR_T,),
                               sd=None, standard_error=None, **summary)
     if np.all(d == d[0]):
         # Tested on the values, not on sd == 0: rounding in the sd of equal values can

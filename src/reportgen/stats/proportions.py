@@ -12,11 +12,13 @@ Formulas:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from scipy.special import gammaln
 from scipy.stats import norm
 
-from .results import Estimate, TestResult
+from .results import Estimate, RateEstimate, TestResult, check_confidence_level
+from .warnings import NO_RATE_DATA, ONE_SIDE_EMPTY, ZERO_MARGIN
 
 RATE_ASSUMPTIONS = (
     "calls are independent of one another",
@@ -29,9 +31,7 @@ DIFFERENCE_ASSUMPTIONS = RATE_ASSUMPTIONS + (
 
 
 def _z(confidence_level: float) -> float:
-    if not 0.0 < confidence_level < 1.0:
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
-    return float(norm.ppf(0.5 + confidence_level / 2.0))
+    return float(norm.ppf(0.5 + check_confidence_level(confidence_level) / 2.0))
 
 
 def _check_counts(passes: int, n: int) -> None:
@@ -39,15 +39,15 @@ def _check_counts(passes: int, n: int) -> None:
         raise ValueError(f"need 0 <= passes <= n, got passes={passes!r}, n={n!r}")
 
 
-def wilson(passes: int, n: int, confidence_level: float = 0.95) -> Estimate:
+def wilson(passes: int, n: int, confidence_level: float = 0.95) -> RateEstimate:
     """Wilson score interval for ``passes`` out of ``n``."""
     _check_counts(passes, n)
     z = _z(confidence_level)
     if n == 0:
-        return Estimate(
+        return RateEstimate(
             estimate=math.nan, low=0.0, high=1.0, confidence_level=confidence_level,
             method="wilson", assumptions=RATE_ASSUMPTIONS,
-            warnings=("no observations: the rate is undefined and the interval is all of [0, 1]",),
+            warnings=(NO_RATE_DATA,),
             numerator=0, denominator=0,
         )
     p = passes / n
@@ -57,7 +57,7 @@ def wilson(passes: int, n: int, confidence_level: float = 0.95) -> Estimate:
     # At 0/n and n/n the formula gives the bound exactly; clamp rounding noise.
     low = 0.0 if passes == 0 else max(0.0, centre - half)
     high = 1.0 if passes == n else min(1.0, centre + half)
-    return Estimate(
+    return RateEstimate(
         estimate=p, low=low, high=high, confidence_level=confidence_level,
         method="wilson", assumptions=RATE_ASSUMPTIONS, numerator=passes, denominator=n,
     )
@@ -73,7 +73,7 @@ def newcombe_difference(
         return Estimate(
             estimate=math.nan, low=-1.0, high=1.0, confidence_level=confidence_level,
             method="newcombe-hybrid-score", assumptions=DIFFERENCE_ASSUMPTIONS,
-            warnings=("one side has no observations: the difference is undefined",),
+            warnings=(ONE_SIDE_EMPTY,),
         )
     a = wilson(x1, n1, confidence_level)
     b = wilson(x2, n2, confidence_level)
@@ -111,7 +111,7 @@ def fisher_exact(table) -> TestResult:
     warnings: tuple[str, ...] = ()
     if row1 == 0 or row2 == 0 or col1 == 0 or col1 == row1 + row2:
         # Only one table has these margins: nothing to test.
-        warnings = ("a margin of the table is zero: the test has no information (p = 1)",)
+        warnings = (ZERO_MARGIN,)
         return TestResult(1.0, odds_ratio, "odds_ratio", "fisher-exact",
                           assumptions=DIFFERENCE_ASSUMPTIONS, warnings=warnings)
     k_min, k_max = max(0, col1 - row2), min(row1, col1)
@@ -126,3 +126,18 @@ def fisher_exact(table) -> TestResult:
     p = min(1.0, tail / total)
     return TestResult(p, odds_ratio, "odds_ratio", "fisher-exact",
                       assumptions=DIFFERENCE_ASSUMPTIONS, warnings=warnings)
+
+
+@dataclass(frozen=True)
+class RateComparison:
+    """Two independent rates compared: the difference with its interval, and the test."""
+
+    difference: Estimate  # rate 1 - rate 2, Newcombe hybrid score
+    test: TestResult  # Fisher's exact test, two-sided
+
+
+def compare_rates(x1: int, n1: int, x2: int, n2: int, confidence_level: float = 0.95) -> RateComparison:
+    """``x1/n1`` against ``x2/n2``: the one place the difference and its test are made
+    together, so every comparison of two rates on every page reads the same way."""
+    return RateComparison(newcombe_difference(x1, n1, x2, n2, confidence_level),
+                          fisher_exact([[x1, n1 - x1], [x2, n2 - x2]]))

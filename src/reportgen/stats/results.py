@@ -36,6 +36,25 @@ class Estimate:
 
 
 @dataclass(frozen=True)
+class RateEstimate(Estimate):
+    """A proportion: passes out of n, counts always present (``estimate`` is NaN, with a
+    warning, only when n = 0)."""
+
+    numerator: int = 0
+    denominator: int = 0
+
+
+def check_confidence_level(confidence_level: float) -> float:
+    """``confidence_level`` as a float, refusing values outside (0, 1): the one check
+    every method makes."""
+    level = float(confidence_level)
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}; "
+                         "write 0.95 for a 95% interval.")
+    return level
+
+
+@dataclass(frozen=True)
 class TestResult:
     """A hypothesis test: its p-value, statistic and what it assumes."""
 
