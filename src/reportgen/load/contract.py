@@ -9,23 +9,30 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 from reportgen.errors import Collector
 from reportgen.model.config import (
     DESIGNS,
     METRICS,
     PAIRED_DESIGNS,
+    PHASES,
     SAFE_ID,
+    Design,
+    Metric,
+    Phase,
     RunContract,
     Service,
     SiteConfig,
     _line_of,
     parse_timestamp,
 )
+
+Message = str | Callable[[Any], str]  # a fixed text, or one built from the bad value
 
 
 def read_toml(path: Path, rel: str, problems: Collector) -> tuple[dict[str, Any], str] | None:
@@ -48,54 +55,129 @@ def _toml_error_line(message: str) -> int:
     return int(match.group(1)) if match else 0
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # TOML's true is not 1
+
+
+class _Reader:
+    """Typed reads of one parsed TOML table. A bad value is reported as ``file:line:
+    field: message`` (the field named ``prefix + key``) and read as a fallback, so
+    that loading goes on and every problem is reported at once."""
+
+    def __init__(self, table: dict[str, Any], text: str, rel: str, problems: Collector, prefix: str = ""):
+        self.table, self.text, self.rel, self.problems, self.prefix = table, text, rel, problems, prefix
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.table.get(key, default)
+
+    def bad(self, key: str, message: str) -> None:
+        field = self.prefix + key
+        self.problems.add(self.rel, _line_of(self.text, field), field, message)
+
+    def check(self, key: str, ok: Callable[[Any], Any], message: Message, default: Any = None,
+              fallback: Any = None) -> Any:
+        """The value (``default`` when absent) if ``ok`` accepts it; else ``fallback``
+        (``default`` unless given)."""
+        value = self.table.get(key, default)
+        if ok(value):
+            return value
+        self.bad(key, message if isinstance(message, str) else message(value))
+        return default if fallback is None else fallback
+
+    def string(self, key: str, required: bool = True, default: str | None = None) -> str | None:
+        value = self.table.get(key, default)
+        if value is None:
+            if required:
+                self.bad(key, "required")
+            return None
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        if not isinstance(value, str):
+            self.bad(key, f"must be a string, got {value!r}")
+            return None
+        return value
+
+    def choice(self, key: str, options: tuple[str, ...], default: str | None = None,
+               message: Callable[[str], str] | None = None) -> str:
+        """A string from ``options``; without a default it is required ("" when missing)."""
+        value = self.string(key, required=default is None, default=default) or default or ""
+        if value and value not in options:
+            self.bad(key, message(value) if message else f"{value!r} is not one of {', '.join(options)}")
+        return value
+
+    def timestamp(self, key: str, required: bool = True) -> str:
+        value = self.string(key, required=required) or ""
+        if value and parse_timestamp(value) is None:
+            self.bad(key, f"{value!r} is not an ISO 8601 time with a UTC offset")
+        return value
+
+    def flag(self, key: str, default: bool) -> bool:
+        return self.check(key, lambda v: isinstance(v, bool), lambda v: f"must be true or false, got {v!r}", default)
+
+    def number(self, key: str, low: float | None = None, high: float | None = None,
+               what: str = "a number") -> float | None:
+        value = self.table.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.bad(key, f"must be {what}, got {value!r}")
+            return None
+        if (low is not None and value <= low) or (high is not None and value >= high):
+            self.bad(key, f"must be between {low} and {high} (exclusive), got {value!r}")
+            return None
+        return float(value)
+
+    def positive_int(self, key: str) -> int | None:
+        return self.check(key, lambda v: v is None or (_is_int(v) and v >= 1),
+                          lambda v: f"must be a positive integer, got {v!r}")
+
+    def str_list(self, key: str, message: str, item: Callable[[str], Any] = bool) -> tuple[str, ...] | None:
+        """A list of strings each ``item`` accepts (by default: non-empty); None when absent or bad."""
+        value = self.table.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) and item(v) for v in value):
+            self.bad(key, message)
+            return None
+        return tuple(value)
+
+    def table_of(self, key: str, message: str = "must be a table") -> dict[str, Any]:
+        return self.check(key, lambda v: isinstance(v, dict), message, {})
+
+
 def load_site_config(source: Path, problems: Collector) -> SiteConfig | None:
     rel = "reportgen.toml"
     read = read_toml(source / rel, rel, problems)
     if read is None:
         return None
-    data, text = read
-
-    def bad(key: str, message: str) -> None:
-        problems.add(rel, _line_of(text, key), key, message)
-
-    title = data.get("title")
-    if not isinstance(title, str) or not title.strip():
-        bad("title", "required: a non-empty string naming the report")
-        title = ""
-    version = data.get("version", "v1")
-    if not isinstance(version, str) or not SAFE_ID.match(version):
-        bad("version", f"{version!r} is not a usable version label (letters, digits, '.', '_', '-')")
-        version = "v1"
-    theme = data.get("theme", "default")
-    if not isinstance(theme, str) or not theme:
-        bad("theme", "must be a theme name or folder")
-        theme = "default"
-    experiments = data.get("experiments")
-    if experiments is not None:
-        if not isinstance(experiments, list) or not all(isinstance(e, str) and SAFE_ID.match(e) for e in experiments):
-            bad("experiments", "must be a list of experiment folder names")
-            experiments = None
-        else:
-            experiments = tuple(experiments)
-    base_url = data.get("base_url", "")
-    if not isinstance(base_url, str):
-        bad("base_url", "must be a string")
-        base_url = ""
-    built_at = data.get("built_at")
-    if built_at is not None:
-        if isinstance(built_at, datetime):
-            built_at = built_at.isoformat()
-        if not isinstance(built_at, str) or parse_timestamp(built_at) is None:
-            bad("built_at", "must be an ISO 8601 date and time with a UTC offset")
-            built_at = None
-    previous = data.get("previous")
-    if previous is not None and (not isinstance(previous, str) or not SAFE_ID.match(previous)):
-        bad("previous", f"{previous!r} is not a version label")
-        previous = None
+    site = _Reader(*read, rel, problems)
+    title = site.check("title", lambda v: isinstance(v, str) and v.strip(),
+                       "required: a non-empty string naming the report", fallback="")
+    version = site.check("version", _is_label, lambda v: f"{v!r} is not a usable version label "
+                         "(letters, digits, '.', '_', '-')", default="v1")
+    theme = site.check("theme", lambda v: isinstance(v, str) and v, "must be a theme name or folder", "default")
+    experiments = site.str_list("experiments", "must be a list of experiment folder names", SAFE_ID.match)
+    base_url = site.check("base_url", lambda v: isinstance(v, str), "must be a string", "")
+    built_at = _built_at(site)
+    previous = site.check("previous", lambda v: v is None or _is_label(v), lambda v: f"{v!r} is not a version label")
     if previous is not None and previous == version:
-        bad("previous", "a version cannot supersede itself")
+        site.bad("previous", "a version cannot supersede itself")
         previous = None
     return SiteConfig(title, version, theme, experiments, base_url, built_at, previous)
+
+
+def _is_label(value: Any) -> bool:
+    return isinstance(value, str) and SAFE_ID.match(value) is not None
+
+
+def _built_at(site: _Reader) -> str | None:
+    value = site.get("built_at")
+    if isinstance(value, datetime):
+        value = value.isoformat()
+    if value is None or (isinstance(value, str) and parse_timestamp(value) is not None):
+        return value
+    site.bad("built_at", "must be an ISO 8601 date and time with a UTC offset")
+    return None
 
 
 def _freeze(value: Any) -> Any:
@@ -107,184 +189,151 @@ def _freeze(value: Any) -> Any:
 
 
 def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunContract | None:
+    readers = _contract_readers(folder, rel_folder, problems)
+    if readers is None:
+        return None
+    top, run = readers
+    run_id = _run_id(run, rel_folder.rsplit("/", 1)[-1])
+    design = run.choice("design", DESIGNS)
+    phase = run.choice("phase", PHASES, "formal", lambda v: f"must be 'pilot' or 'formal', got {v!r}")
+    registered_at = run.timestamp("registered_at")
+    primary_metric = _primary_metric(run, design)
+    higher = run.flag("higher_is_better", True)
+    alpha = run.number("alpha", 0.0, 1.0)
+    services = _load_services(top.table, top.rel, top.text, top.problems)
+    service_ids = [s.id for s in services]
+    baseline = run.string("baseline") or ""
+    candidates = _candidates(run, design, baseline, service_ids)
+    resamples, seed = _bootstrap(run, run_id)
+    planned = _planned_calls(run, service_ids)
+    blocks = _blocks(run)
+    window_start = run.timestamp("window_start", required=False) or None
+    window_end = run.timestamp("window_end", required=False) or None
+    concurrency = run.positive_int("concurrency")
+    exclusion_rules = run.str_list("exclusion_rules", "must be a list of strings", item=lambda _: True) or ()
+    block_on_critical = run.flag("block_on_critical", False)
+    candidates_tried = run.positive_int("candidates_tried")
+    slices = run.str_list("slices", "must be a list of slice names (values of the log's slice column)") or ()
+    failure_score = run.number("failure_score", what="a number (the score a technical failure counts as)")
+    tasks, environment = _tasks(top), top.table_of("environment")
+    title, question = run.string("title", required=False) or run_id, run.string("question") or ""
+    # A rate's thresholds are fractions; a score's are on the score's own scale.
+    score = primary_metric == "score"
+    min_useful_effect = run.number("min_useful_effect", *((None, None) if score else (-1.0, 1.0)))
+    noninferiority_margin = run.number("noninferiority_margin", 0.0, None if score else 1.0)
+    order = run.string("order", required=False)
+    run.number("timeout_s", 0.0)  # nothing uses it, but a bad value is still reported
+    retry, dispute_rule = run.string("retry", required=False), run.string("dispute_rule", required=False)
+    return RunContract(
+        id=run_id, title=title, question=question, phase=cast(Phase, phase), registered_at=registered_at,
+        design=cast(Design, design), primary_metric=cast(Metric, primary_metric), higher_is_better=higher,
+        baseline=baseline, candidates=candidates, alpha=0.05 if alpha is None else alpha,
+        min_useful_effect=min_useful_effect, noninferiority_margin=noninferiority_margin,
+        planned_calls=MappingProxyType(planned), blocks=blocks, window_start=window_start, window_end=window_end,
+        order=order, retry=retry, concurrency=concurrency, exclusion_rules=exclusion_rules,
+        dispute_rule=dispute_rule, block_on_critical=block_on_critical, candidates_tried=candidates_tried,
+        slices=slices, failure_score=failure_score, bootstrap_resamples=resamples, bootstrap_seed=seed,
+        services=tuple(services), tasks=tasks, environment=_freeze(environment), raw=_freeze(top.table),
+        text=top.text,
+    )
+
+
+def _contract_readers(folder: Path, rel_folder: str, problems: Collector) -> tuple[_Reader, _Reader] | None:
+    """Readers of the whole contract and of its [run] table; None (reported) without them."""
     rel = f"{rel_folder}/run.toml"
     read = read_toml(folder / "run.toml", rel, problems)
     if read is None:
         return None
     data, text = read
-    run = data.get("run")
-    if not isinstance(run, dict):
+    if not isinstance(data.get("run"), dict):
         problems.add(rel, 0, "run", "missing [run] table: the contract needs run.id, run.design, ...")
         return None
+    return _Reader(data, text, rel, problems), _Reader(data["run"], text, rel, problems, "run.")
 
-    def bad(key: str, message: str) -> None:
-        problems.add(rel, _line_of(text, key), key, message)
 
-    def string(key: str, required: bool = True, default: str | None = None) -> str | None:
-        value = run.get(key, default)
-        if value is None:
-            if required:
-                bad(f"run.{key}", "required")
-            return None
-        if isinstance(value, datetime):
-            value = value.isoformat()
-        if not isinstance(value, str):
-            bad(f"run.{key}", f"must be a string, got {value!r}")
-            return None
-        return value
+def _run_id(run: _Reader, folder_name: str) -> str:
+    run_id = run.string("id") or ""
+    if run_id and run_id != folder_name:
+        run.bad("id", f"{run_id!r} differs from the experiment folder name {folder_name!r}")
+    return run_id
 
-    def number(key: str, low: float | None = None, high: float | None = None) -> float | None:
-        value = run.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            bad(f"run.{key}", f"must be a number, got {value!r}")
-            return None
-        if (low is not None and value <= low) or (high is not None and value >= high):
-            bad(f"run.{key}", f"must be between {low} and {high} (exclusive), got {value!r}")
-            return None
-        return float(value)
 
-    run_id = string("id") or ""
-    if run_id and run_id != rel_folder.rsplit("/", 1)[-1]:
-        bad("run.id", f"{run_id!r} differs from the experiment folder name {rel_folder.rsplit('/', 1)[-1]!r}")
-    design = string("design") or ""
-    if design and design not in DESIGNS:
-        bad("run.design", f"{design!r} is not one of {', '.join(DESIGNS)}")
-    phase = string("phase", default="formal") or "formal"
-    if phase not in ("pilot", "formal"):
-        bad("run.phase", f"must be 'pilot' or 'formal', got {phase!r}")
-    registered_at = string("registered_at") or ""
-    if registered_at and parse_timestamp(registered_at) is None:
-        bad("run.registered_at", f"{registered_at!r} is not an ISO 8601 time with a UTC offset")
-    primary_metric = string("primary_metric", default="first_pass_rate") or "first_pass_rate"
-    if primary_metric not in METRICS:
-        bad("run.primary_metric", f"{primary_metric!r} is not one of {', '.join(METRICS)}")
-    elif primary_metric == "score" and design not in PAIRED_DESIGNS:
-        bad("run.primary_metric", f"a numeric score is analysed in the paired or repeated designs; "
-            f"the {design} design compares pass rates (use 'first_pass_rate')")
-    higher = run.get("higher_is_better", True)
-    if not isinstance(higher, bool):
-        bad("run.higher_is_better", f"must be true or false, got {higher!r}")
-        higher = True
-    alpha = number("alpha", 0.0, 1.0)
-    if alpha is None and "alpha" not in run:
-        alpha = 0.05
-    alpha = alpha if alpha is not None else 0.05
+def _primary_metric(run: _Reader, design: str) -> str:
+    metric = run.choice("primary_metric", METRICS, "first_pass_rate")
+    if metric == "score" and design not in PAIRED_DESIGNS:
+        run.bad("primary_metric", f"a numeric score is analysed in the paired or repeated designs; "
+                f"the {design} design compares pass rates (use 'first_pass_rate')")
+    return metric
 
-    services = _load_services(data, rel, text, problems)
-    service_ids = [s.id for s in services]
-    baseline = string("baseline") or ""
+
+def _candidates(run: _Reader, design: str, baseline: str, service_ids: list[str]) -> tuple[str, ...]:
     candidates = run.get("candidates", [])
     if isinstance(candidates, str):
         candidates = [candidates]
     if not isinstance(candidates, list) or not candidates or not all(isinstance(c, str) for c in candidates):
-        bad("run.candidates", "required: a list of candidate service ids")
+        run.bad("candidates", "required: a list of candidate service ids")
         candidates = []
-    for key, ids in (("run.baseline", [baseline] if baseline else []), ("run.candidates", candidates)):
+    for key, ids in (("baseline", [baseline] if baseline else []), ("candidates", candidates)):
         for sid in ids:
             if sid not in service_ids:
-                bad(key, f"{sid!r} is not a [[service]] id (known: {', '.join(service_ids) or 'none'})")
+                run.bad(key, f"{sid!r} is not a [[service]] id (known: {', '.join(service_ids) or 'none'})")
     if design in ("independent", *PAIRED_DESIGNS) and len(candidates) != 1:
-        bad("run.candidates", f"the {design} design compares exactly one candidate with the baseline")
-    bootstrap = run.get("bootstrap", {})
-    if not isinstance(bootstrap, dict):
-        bad("run.bootstrap", "must be a table {resamples = 10000, seed = 20261001}")
-        bootstrap = {}
+        run.bad("candidates", f"the {design} design compares exactly one candidate with the baseline")
+    return tuple(candidates)
+
+
+def _bootstrap(run: _Reader, run_id: str) -> tuple[int, int]:
+    bootstrap = run.table_of("bootstrap", "must be a table {resamples = 10000, seed = 20261001}")
     resamples, seed = bootstrap.get("resamples", 10_000), bootstrap.get("seed")
-    if not isinstance(resamples, int) or isinstance(resamples, bool) or not 100 <= resamples <= 1_000_000:
-        bad("run.bootstrap", f"resamples must be an integer from 100 to 1,000,000, got {resamples!r}")
+    if not _is_int(resamples) or not 100 <= resamples <= 1_000_000:
+        run.bad("bootstrap", f"resamples must be an integer from 100 to 1,000,000, got {resamples!r}")
         resamples = 10_000
     if seed is None:  # a fixed seed per run, so the build stays deterministic
         seed = int(hashlib.sha256(run_id.encode()).hexdigest()[:8], 16)
-    elif not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        bad("run.bootstrap", f"seed must be a non-negative integer, got {seed!r}")
+    elif not _is_int(seed) or seed < 0:
+        run.bad("bootstrap", f"seed must be a non-negative integer, got {seed!r}")
         seed = 0
+    return resamples, seed
 
-    planned_raw = run.get("planned_calls")
+
+def _planned_calls(run: _Reader, service_ids: list[str]) -> dict[str, int]:
+    raw = run.get("planned_calls")
+    if _is_int(raw) and raw > 0:
+        return {sid: raw for sid in service_ids}
+    if not isinstance(raw, dict):
+        run.bad("planned_calls", "required: a positive integer per service, or a table {service = n}")
+        return {}
     planned: dict[str, int] = {}
-    if isinstance(planned_raw, int) and not isinstance(planned_raw, bool) and planned_raw > 0:
-        planned = {sid: planned_raw for sid in service_ids}
-    elif isinstance(planned_raw, dict):
-        for sid, value in planned_raw.items():
-            if sid not in service_ids:
-                bad("run.planned_calls", f"{sid!r} is not a [[service]] id")
-            elif not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                bad("run.planned_calls", f"{sid}: must be a positive integer, got {value!r}")
-            else:
-                planned[sid] = value
-        for sid in service_ids:
-            if sid not in planned_raw:
-                bad("run.planned_calls", f"no planned count for service {sid!r}")
-    else:
-        bad("run.planned_calls", "required: a positive integer per service, or a table {service = n}")
+    for sid, value in raw.items():
+        if sid not in service_ids:
+            run.bad("planned_calls", f"{sid!r} is not a [[service]] id")
+        elif not _is_int(value) or value <= 0:
+            run.bad("planned_calls", f"{sid}: must be a positive integer, got {value!r}")
+        else:
+            planned[sid] = value
+    for sid in service_ids:
+        if sid not in raw:
+            run.bad("planned_calls", f"no planned count for service {sid!r}")
+    return planned
 
+
+def _blocks(run: _Reader) -> tuple[str, ...]:
     blocks = run.get("blocks", [])
-    if isinstance(blocks, int) and not isinstance(blocks, bool):
+    if _is_int(blocks):
         blocks = [str(i) for i in range(1, blocks + 1)]
     if not isinstance(blocks, list):
-        bad("run.blocks", "must be a list of block ids or a number of blocks")
-        blocks = []
-    blocks = [str(b) for b in blocks]
+        run.bad("blocks", "must be a list of block ids or a number of blocks")
+        return ()
+    return tuple(str(b) for b in blocks)
 
-    for key in ("window_start", "window_end"):
-        value = string(key, required=False)
-        if value and parse_timestamp(value) is None:
-            bad(f"run.{key}", f"{value!r} is not an ISO 8601 time with a UTC offset")
-    concurrency = run.get("concurrency")
-    if concurrency is not None and (not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1):
-        bad("run.concurrency", f"must be a positive integer, got {concurrency!r}")
-        concurrency = None
-    exclusion_rules = run.get("exclusion_rules", [])
-    if not isinstance(exclusion_rules, list) or not all(isinstance(r, str) for r in exclusion_rules):
-        bad("run.exclusion_rules", "must be a list of strings")
-        exclusion_rules = []
-    block_on_critical = run.get("block_on_critical", False)
-    if not isinstance(block_on_critical, bool):
-        bad("run.block_on_critical", f"must be true or false, got {block_on_critical!r}")
-        block_on_critical = False
-    candidates_tried = run.get("candidates_tried")
-    if candidates_tried is not None and (not isinstance(candidates_tried, int) or isinstance(candidates_tried, bool) or candidates_tried < 1):
-        bad("run.candidates_tried", f"must be a positive integer, got {candidates_tried!r}")
-        candidates_tried = None
-    slices = run.get("slices", [])
-    if not isinstance(slices, list) or not all(isinstance(x, str) and x for x in slices):
-        bad("run.slices", "must be a list of slice names (values of the log's slice column)")
-        slices = []
-    failure_score = run.get("failure_score")
-    if failure_score is not None and (isinstance(failure_score, bool) or not isinstance(failure_score, (int, float))):
-        bad("run.failure_score", f"must be a number (the score a technical failure counts as), got {failure_score!r}")
-        failure_score = None
-    tasks = data.get("task", [])
+
+def _tasks(top: _Reader) -> tuple[Any, ...]:
+    tasks = top.get("task", [])
     tasks = [tasks] if isinstance(tasks, dict) else tasks
     if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
-        bad("task", "must be a [task] table or [[task]] tables")
-        tasks = []
-    environment = data.get("environment", {})
-    if not isinstance(environment, dict):
-        bad("environment", "must be a table")
-        environment = {}
-
-    return RunContract(
-        id=run_id, title=string("title", required=False) or run_id,
-        question=string("question") or "", phase=phase, registered_at=registered_at,
-        design=design, primary_metric=primary_metric, higher_is_better=higher,
-        baseline=baseline, candidates=tuple(candidates), alpha=alpha,
-        # A rate's thresholds are fractions; a score's are on the score's own scale.
-        min_useful_effect=number("min_useful_effect", *((None, None) if primary_metric == "score" else (-1.0, 1.0))),
-        noninferiority_margin=number("noninferiority_margin", 0.0, None if primary_metric == "score" else 1.0),
-        planned_calls=MappingProxyType(planned), blocks=tuple(blocks),
-        window_start=string("window_start", required=False),
-        window_end=string("window_end", required=False),
-        order=string("order", required=False), timeout_s=number("timeout_s", 0.0),
-        retry=string("retry", required=False), concurrency=concurrency,
-        exclusion_rules=tuple(exclusion_rules), dispute_rule=string("dispute_rule", required=False),
-        block_on_critical=block_on_critical, candidates_tried=candidates_tried,
-        slices=tuple(slices), failure_score=None if failure_score is None else float(failure_score),
-        bootstrap_resamples=resamples, bootstrap_seed=seed,
-        services=tuple(services), tasks=tuple(_freeze(t) for t in tasks),
-        environment=_freeze(environment), raw=_freeze(data), text=text,
-    )
+        top.bad("task", "must be a [task] table or [[task]] tables")
+        return ()
+    return tuple(_freeze(t) for t in tasks)
 
 
 def _load_services(data: dict[str, Any], rel: str, text: str, problems: Collector) -> list[Service]:
@@ -310,13 +359,13 @@ def _load_services(data: dict[str, Any], rel: str, text: str, problems: Collecto
         if not isinstance(params, dict):
             problems.add(rel, 0, f"service.{sid}.params", "must be a table")
             params = {}
-
-        def text_field(key: str, default: str = "unknown") -> str:
-            value = entry.get(key, default)
-            return value if isinstance(value, str) else str(value)
-
         services.append(Service(
-            id=sid, group=text_field("group", ""), requested_model=text_field("requested_model"),
-            snapshot=text_field("snapshot"), params=_freeze(params),
+            id=sid, group=_text(entry, "group", ""), requested_model=_text(entry, "requested_model"),
+            snapshot=_text(entry, "snapshot"), params=_freeze(params),
         ))
     return services
+
+
+def _text(entry: dict[str, Any], key: str, default: str = "unknown") -> str:
+    value = entry.get(key, default)
+    return value if isinstance(value, str) else str(value)

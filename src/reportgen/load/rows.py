@@ -11,7 +11,7 @@ from reportgen.errors import Collector
 from reportgen.load.calllog import OPTIONAL_COLUMNS, REQUIRED_COLUMNS
 from reportgen.load.files import artifact_problem
 from reportgen.model.calls import TRUE_WORDS, Call
-from reportgen.model.config import SAFE_ID, RunContract, parse_timestamp
+from reportgen.model.config import PHASES, SAFE_ID, RunContract, parse_timestamp
 from reportgen.model.outcomes import STATUSES, TECHNICAL_FAILURES
 from reportgen.model.source import RawLog, RawRow, RunFiles
 
@@ -40,103 +40,171 @@ def _parse_calls(log: RawLog, contract: RunContract, folder: Path | None, proble
 
 def _parse_row(row: RawRow, file: str, contract: RunContract, service_ids: set[str],
                folder: Path | None, problems: Collector, files: RunFiles | None) -> Call | None:
-    v = row.values
-    ok = True
-
-    def bad(field: str, message: str) -> None:
-        nonlocal ok
-        ok = False
-        problems.add(file, row.line, field, message)
-
-    def get(name: str) -> str:
-        return (v.get(name) or "").strip()
-
-    run_id = get("run_id")
-    if run_id != contract.id:
-        bad("run_id", f"{run_id!r} does not match run.id {contract.id!r} in run.toml")
-    service = get("service")
-    if service not in service_ids:
-        bad("service", f"{service!r} is not a [[service]] id in run.toml "
-            f"(known: {', '.join(sorted(service_ids))})")
-    block_id = get("block_id")
-    if contract.blocks and block_id not in contract.blocks:
-        bad("block_id", f"{block_id!r} is not one of the registered blocks ({', '.join(contract.blocks)})")
-    started_text = get("started_at")
-    started = parse_timestamp(started_text)
-    if started is None:
-        try:
-            naive = datetime.fromisoformat(started_text)
-        except ValueError:
-            bad("started_at", f"{started_text!r} is not an ISO 8601 date and time")
-        else:
-            bad("started_at", f"{started_text!r} has no UTC offset; write it as "
-                f"{naive.isoformat()}+00:00 (or the offset it was recorded in)")
-    rhash = get("request_hash")
-    if not HASH_RE.match(rhash):
-        bad("request_hash", f"{rhash!r} is not 'sha256:' followed by 64 lowercase hex digits")
-    status = get("status")
-    if status not in STATUSES:
-        bad("status", f"{status!r} is not one of {', '.join(STATUSES)}")
-    latency = None
-    if get("latency_ms"):
-        try:
-            latency = float(get("latency_ms"))
-            if not latency >= 0 or latency == float("inf"):
-                raise ValueError
-        except ValueError:
-            bad("latency_ms", f"{get('latency_ms')!r} is not a non-negative number of milliseconds")
-    disputed = _flag(get("disputed"), "disputed", bad)
-    critical = _flag(get("critical"), "critical", bad)
-    qualified_text = get("qualified").lower()
-    qualified = TRUE_WORDS.get(qualified_text) if qualified_text else None
-    if qualified_text and qualified is None:
-        bad("qualified", f"{get('qualified')!r} is not true or false")
-    elif status in TECHNICAL_FAILURES and qualified is not None:
-        bad("qualified", f"must be empty for a technical failure (status {status!r}); "
-            "a call that returned nothing was never graded")
-    elif status == "ok" and qualified is None and not disputed:
-        bad("qualified", "a complete return (status 'ok') needs a grade: true or false")
-    attempt = 1
-    if get("attempt"):
-        try:
-            attempt = int(get("attempt"))
-            if attempt < 1:
-                raise ValueError
-        except ValueError:
-            bad("attempt", f"{get('attempt')!r} is not a positive integer (1 = first submission)")
-    phase = get("phase") or "formal"
-    if phase not in ("pilot", "formal"):
-        bad("phase", f"{phase!r} is not 'pilot' or 'formal'")
-    artifact = get("artifact_path")
-    if artifact and folder is not None:
-        message = artifact_problem(folder, artifact, files)
-        if message:
-            bad("artifact_path", message)
-    call_id = get("call_id") or _derived_call_id(service, run_id, started_text, rhash, block_id, attempt)
-    if not SAFE_ID.match(call_id):
-        bad("call_id", f"{call_id!r} is not a usable id (letters, digits, '.', '_', '-'; it names a page)")
-    if not ok:
+    r = _RowReader(row, file, problems)
+    run_id = _run_id(r, contract)
+    service = _service(r, service_ids)
+    block_id = _block_id(r, contract)
+    started_text, started = _timestamp(r)
+    rhash = _request_hash(r)
+    status = _status(r)
+    latency = _latency(r)
+    disputed = _flag(r, "disputed")
+    critical = _flag(r, "critical")
+    qualified = _qualified(r, status, disputed)
+    attempt = _attempt(r)
+    phase = _phase(r)
+    artifact = _artifact(r, folder, files)
+    call_id = _call_id(r, service, run_id, started_text, rhash, block_id, attempt)
+    if not r.ok:
         return None
     assert started is not None
     known = set(REQUIRED_COLUMNS) | {"call_id", "attempt", "critical", "disputed", "phase"}
-    extra = {k: val for k, val in v.items() if k not in known and (k in OPTIONAL_COLUMNS or val)}
+    extra = {k: val for k, val in row.values.items() if k not in known and (k in OPTIONAL_COLUMNS or val)}
     return Call(
         call_id=call_id, line=row.line, run_id=run_id, block_id=block_id, service=service,
-        service_group=get("service_group"), requested_model=get("requested_model"),
-        returned_model=get("returned_model"), started_at=started, started_at_text=started_text,
-        request_hash=rhash, status=status, finish_reason=get("finish_reason"), latency_ms=latency,
-        qualified=qualified, failure_reason=get("failure_reason"), artifact_path=artifact,
+        service_group=r.get("service_group"), requested_model=r.get("requested_model"),
+        returned_model=r.get("returned_model"), started_at=started, started_at_text=started_text,
+        request_hash=rhash, status=status, finish_reason=r.get("finish_reason"), latency_ms=latency,
+        qualified=qualified, failure_reason=r.get("failure_reason"), artifact_path=artifact,
         attempt=attempt, critical=bool(critical), disputed=bool(disputed), phase=phase, extra=extra,
     )
 
 
-def _flag(text: str, field: str, bad) -> bool | None:
+class _RowReader:
+    """One row's values, stripped; a problem is reported at the row's line and marks
+    the row as not loadable (its other fields are still checked)."""
+
+    def __init__(self, row: RawRow, file: str, problems: Collector):
+        self.row, self.file, self.problems = row, file, problems
+        self.ok = True
+
+    def get(self, name: str) -> str:
+        return (self.row.values.get(name) or "").strip()
+
+    def bad(self, field: str, message: str) -> None:
+        self.ok = False
+        self.problems.add(self.file, self.row.line, field, message)
+
+
+def _run_id(r: _RowReader, contract: RunContract) -> str:
+    run_id = r.get("run_id")
+    if run_id != contract.id:
+        r.bad("run_id", f"{run_id!r} does not match run.id {contract.id!r} in run.toml")
+    return run_id
+
+
+def _service(r: _RowReader, service_ids: set[str]) -> str:
+    service = r.get("service")
+    if service not in service_ids:
+        r.bad("service", f"{service!r} is not a [[service]] id in run.toml "
+              f"(known: {', '.join(sorted(service_ids))})")
+    return service
+
+
+def _block_id(r: _RowReader, contract: RunContract) -> str:
+    block_id = r.get("block_id")
+    if contract.blocks and block_id not in contract.blocks:
+        r.bad("block_id", f"{block_id!r} is not one of the registered blocks ({', '.join(contract.blocks)})")
+    return block_id
+
+
+def _timestamp(r: _RowReader) -> tuple[str, datetime | None]:
+    text = r.get("started_at")
+    started = parse_timestamp(text)
+    if started is None:
+        try:
+            naive = datetime.fromisoformat(text)
+        except ValueError:
+            r.bad("started_at", f"{text!r} is not an ISO 8601 date and time")
+        else:
+            r.bad("started_at", f"{text!r} has no UTC offset; write it as "
+                  f"{naive.isoformat()}+00:00 (or the offset it was recorded in)")
+    return text, started
+
+
+def _request_hash(r: _RowReader) -> str:
+    rhash = r.get("request_hash")
+    if not HASH_RE.match(rhash):
+        r.bad("request_hash", f"{rhash!r} is not 'sha256:' followed by 64 lowercase hex digits")
+    return rhash
+
+
+def _status(r: _RowReader) -> str:
+    status = r.get("status")
+    if status not in STATUSES:
+        r.bad("status", f"{status!r} is not one of {', '.join(STATUSES)}")
+    return status
+
+
+def _latency(r: _RowReader) -> float | None:
+    latency = None
+    if r.get("latency_ms"):
+        try:
+            latency = float(r.get("latency_ms"))
+            if not latency >= 0 or latency == float("inf"):
+                raise ValueError
+        except ValueError:
+            r.bad("latency_ms", f"{r.get('latency_ms')!r} is not a non-negative number of milliseconds")
+    return latency
+
+
+def _flag(r: _RowReader, field: str) -> bool | None:
+    text = r.get(field)
     if not text:
         return False
     value = TRUE_WORDS.get(text.lower())
     if value is None:
-        bad(field, f"{text!r} is not true or false")
+        r.bad(field, f"{text!r} is not true or false")
     return value
+
+
+def _qualified(r: _RowReader, status: str, disputed: bool | None) -> bool | None:
+    text = r.get("qualified")
+    qualified = TRUE_WORDS.get(text.lower()) if text else None
+    if text and qualified is None:
+        r.bad("qualified", f"{text!r} is not true or false")
+    elif status in TECHNICAL_FAILURES and qualified is not None:
+        r.bad("qualified", f"must be empty for a technical failure (status {status!r}); "
+              "a call that returned nothing was never graded")
+    elif status == "ok" and qualified is None and not disputed:
+        r.bad("qualified", "a complete return (status 'ok') needs a grade: true or false")
+    return qualified
+
+
+def _attempt(r: _RowReader) -> int:
+    # A value below 1 is kept as read: it is part of the derived call id of a row that is reported anyway.
+    attempt = 1
+    if r.get("attempt"):
+        try:
+            attempt = int(r.get("attempt"))
+            if attempt < 1:
+                raise ValueError
+        except ValueError:
+            r.bad("attempt", f"{r.get('attempt')!r} is not a positive integer (1 = first submission)")
+    return attempt
+
+
+def _phase(r: _RowReader) -> str:
+    phase = r.get("phase") or "formal"
+    if phase not in PHASES:
+        r.bad("phase", f"{phase!r} is not 'pilot' or 'formal'")
+    return phase
+
+
+def _artifact(r: _RowReader, folder: Path | None, files: RunFiles | None) -> str:
+    artifact = r.get("artifact_path")
+    if artifact and folder is not None:
+        message = artifact_problem(folder, artifact, files)
+        if message:
+            r.bad("artifact_path", message)
+    return artifact
+
+
+def _call_id(r: _RowReader, service: str, run_id: str, started: str, rhash: str, block: str, attempt: int) -> str:
+    call_id = r.get("call_id") or _derived_call_id(service, run_id, started, rhash, block, attempt)
+    if not SAFE_ID.match(call_id):
+        r.bad("call_id", f"{call_id!r} is not a usable id (letters, digits, '.', '_', '-'; it names a page)")
+    return call_id
 
 
 def _derived_call_id(service: str, run_id: str, started: str, rhash: str, block: str, attempt: int) -> str:

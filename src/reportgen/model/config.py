@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping, get_args
 
 
 def allowed_attempts(retry: str | None) -> int | None:
@@ -26,13 +26,19 @@ def allowed_attempts(retry: str | None) -> int | None:
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
-DESIGNS = ("independent", "paired", "repeated", "leaderboard", "longitudinal")
+Design = Literal["independent", "paired", "repeated", "leaderboard", "longitudinal"]
+DESIGNS: tuple[Design, ...] = get_args(Design)
 
 
-PAIRED_DESIGNS = ("paired", "repeated")  # both arms on the same units: analysed by differences
+PAIRED_DESIGNS: tuple[Design, ...] = ("paired", "repeated")  # both arms on the same units: analysed by differences
 
 
-METRICS = ("first_pass_rate", "score")
+Phase = Literal["pilot", "formal"]
+PHASES: tuple[Phase, ...] = get_args(Phase)
+
+
+Metric = Literal["first_pass_rate", "score"]
+METRICS: tuple[Metric, ...] = get_args(Metric)
 
 
 SPECIAL_VALUES = ("unsupported", "unknown")
@@ -63,10 +69,10 @@ class RunContract:
     id: str
     title: str
     question: str
-    phase: str
+    phase: Phase
     registered_at: str
-    design: str
-    primary_metric: str
+    design: Design
+    primary_metric: Metric
     higher_is_better: bool
     baseline: str
     candidates: tuple[str, ...]
@@ -78,7 +84,6 @@ class RunContract:
     window_start: str | None
     window_end: str | None
     order: str | None
-    timeout_s: float | None
     retry: str | None
     concurrency: int | None
     exclusion_rules: tuple[str, ...]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 Status = Literal["ok", "timeout", "api_error", "stream_cut", "length_limit", "harness_error"]
-STATUSES: tuple[str, ...] = ("ok", "timeout", "api_error", "stream_cut", "length_limit", "harness_error")
-TECHNICAL_FAILURES: tuple[str, ...] = STATUSES[1:]
+STATUSES: tuple[Status, ...] = get_args(Status)
+TECHNICAL_FAILURES: tuple[Status, ...] = STATUSES[1:]
 
 Outcome = Literal["technical_failure", "failed", "passed", "disputed"]
 
