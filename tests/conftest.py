@@ -6,12 +6,14 @@ import csv
 import hashlib
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
+from sitecheck import manifest_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "content"
@@ -151,11 +153,38 @@ def demo_source(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def demo_site(tmp_path_factory) -> Path:
-    """The demo built once for read-only checks: returns site/v1."""
-    out = tmp_path_factory.mktemp("demo") / "site"
-    result = CliRunner().invoke(main, ["build", str(DEMO), "--out", str(out), "-q"])
+def demo_build(tmp_path_factory) -> Iterator[Path]:
+    """The demo built once per session: returns the site folder (site/v1/, versions.json, ...).
+
+    Shared by every test that asks for it, so it is read-only: a test that changes a
+    built site takes its own copy (``built_demo_copy``). At the end of the session the
+    version is checked against its manifest, so a test that wrote into it shows up.
+    """
+    root = tmp_path_factory.mktemp("demo")
+    # Session fixtures are set up before the autouse render_cache of the first test:
+    # give this build its own cache too, never the user's.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("REPORTGEN_CACHE", str(root / "render-cache"))
+        result = CliRunner().invoke(main, ["build", str(DEMO), "--out", str(root / "site"), "-q"])
     assert result.exit_code == 0, result.output
+    yield root / "site"
+    changed = manifest_problems(root / "site" / "v1")
+    assert not changed, ("a test changed the shared demo site; use built_demo_copy instead: "
+                         + "; ".join(changed[:10]))
+
+
+@pytest.fixture(scope="session")
+def demo_site(demo_build: Path) -> Path:
+    """The demo built once, for read-only checks: returns site/v1."""
+    return demo_build / "v1"
+
+
+@pytest.fixture
+def built_demo_copy(demo_build: Path, tmp_path: Path) -> Path:
+    """A private copy of the session's built demo, for tests that change it: returns
+    tmp_path/site/v1 (the whole site folder is copied, versions.json and all)."""
+    out = tmp_path / "site"
+    shutil.copytree(demo_build, out, symlinks=True)
     return out / "v1"
 
 

@@ -54,10 +54,9 @@ def test_r1_failure_example_rates():
     assert stats.wilson(8, 16).estimate == 0.5
 
 
-def test_r1_at_least_one_probabilities():
-    # The article's arithmetic, as the site's narrative would use it.
-    assert 1 - 0.8 ** 20 == pytest.approx(0.9884707849539315, abs=TOL)
-    assert 1 - 0.6 ** 20 == pytest.approx(0.9999634384155993, abs=TOL)
+# R1's "at least one failure/pass in 20" rows (1 - 0.8**20, 1 - 0.6**20) are not tested
+# here: no reportgen function computes them and no page shows them, so a test could only
+# check Python's arithmetic. Test them against reportgen once the narrative computes them.
 
 
 GRID = [(0, 1), (1, 1), (0, 20), (20, 20), (1, 20), (19, 20), (7, 13), (50, 100), (3, 1000)]

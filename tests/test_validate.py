@@ -124,8 +124,15 @@ def test_request_hash_ignores_formatting(make_source):
     source = make_source()
     request = next((source / "experiments/mini/requests").glob("*.json"))
     import json
-    request.write_text(json.dumps(json.loads(request.read_text()), indent=4, sort_keys=False))
-    load_source(source)  # canonical JSON: whitespace and key order do not matter
+    body = json.loads(request.read_text())
+    # Other whitespace and the keys in another order: the same canonical JSON.
+    reformatted = json.dumps(dict(reversed(list(body.items()))), indent=4, sort_keys=False)
+    assert reformatted != request.read_text()
+    request.write_text(reformatted)
+    (run,) = load_source(source).runs  # no InputError: the logged hash still matches
+    # ...and the body is kept, under the logged hash, as the bytes of its file.
+    assert {c.request_hex for c in run.calls} == {request.stem}
+    assert dict(run.requests) == {request.stem: reformatted.encode("utf-8")}
 
 
 # Shape errors of the log file itself.

@@ -23,26 +23,24 @@ GOLDEN = Path(__file__).parent / "golden" / "diff"
 
 
 @pytest.fixture
-def built(tmp_path, demo_source, run_cli):
-    out = tmp_path / "site"
-    result = run_cli("build", demo_source, "--out", out, "-q")
-    assert result.exit_code == 0, result.output
-    return out / "v1"
+def built(built_demo_copy):
+    """This test's own copy of the session's built demo (site/v1): it may change it."""
+    return built_demo_copy
 
 
-def test_verify_passes_on_a_fresh_build(built, run_cli):
-    result = run_cli("verify", built)
+def test_verify_passes_on_a_fresh_build(demo_site, run_cli):
+    result = run_cli("verify", demo_site)  # verify only reads: the shared build will do
     assert result.exit_code == 0, result.output
-    n_files = len(json.loads((built / "manifest.json").read_text("utf-8"))["files"])
-    n_claims = len(json.loads((built / "data" / "results.json").read_text("utf-8"))["claims"])
+    n_files = len(json.loads((demo_site / "manifest.json").read_text("utf-8"))["files"])
+    n_claims = len(json.loads((demo_site / "data" / "results.json").read_text("utf-8"))["claims"])
     assert (f"ok: {n_files} files match manifest.json; {n_claims} claims recomputed from data/ and equal to "
             "results.json") in result.output
     assert n_claims > 300  # every design of the demo, paired and longitudinal included
 
 
-def test_verify_works_on_a_downloaded_version_folder(built, tmp_path, run_cli):
+def test_verify_works_on_a_downloaded_version_folder(demo_site, tmp_path, run_cli):
     alone = tmp_path / "download" / "v1"
-    shutil.copytree(built, alone)
+    shutil.copytree(demo_site, alone)
     assert run_cli("verify", alone).exit_code == 0
 
 
@@ -93,18 +91,18 @@ def test_verify_of_something_else(tmp_path, run_cli):
     assert f"error: {tmp_path / 'manifest.json'}: not found; is this a version folder built by reportgen" in result.output
 
 
-def test_newer_version_banner_and_versions_json(tmp_path, demo_source, run_cli):
-    out = tmp_path / "site"
-    assert run_cli("build", demo_source, "--out", out, "-q").exit_code == 0
+def test_newer_version_banner_and_versions_json(built_demo_copy, demo_source, run_cli):
+    out = built_demo_copy.parent  # v1 already built (a copy of the session's build)
     assert run_cli("build", demo_source, "--out", out, "--version", "v2", "-q").exit_code == 0
     versions = json.loads(text(out / "versions.json"))
-    assert [v["version"] for v in versions] == ["v2", "v1"] or {v["version"] for v in versions} == {"v1", "v2"}
-    latest = next(v for v in versions if v["aliases"] == ["latest"])
-    assert latest["version"] == versions[0]["version"]
+    # Newest first. Both versions have the same built_at (the newest call of the same
+    # source), so the label breaks the tie: v2 before v1, and only v2 is "latest".
+    assert [v["version"] for v in versions] == ["v2", "v1"]
+    assert [v["aliases"] for v in versions] == [["latest"], []]
     css = text(out / "versions.css")
-    older = versions[1]["version"]
-    assert f".version-{older} .newer-version {{ display: block; }}" in css
-    assert f'<body class="version-{older}">' in text(out / older / "index.html")
+    assert ".version-v1 .newer-version { display: block; }" in css
+    assert ".version-v2 .newer-version" not in css
+    assert '<body class="version-v1">' in text(out / "v1" / "index.html")
     assert broken_links(out) == []
 
 
@@ -211,9 +209,8 @@ main(["build", sys.argv[1], "--out", sys.argv[2], "--force", "--no-cache", "-q"]
 """
 
 
-def test_a_killed_build_leaves_no_half_written_version(tmp_path, demo_source, run_cli):
-    out = tmp_path / "site"
-    assert run_cli("build", demo_source, "--out", out, "-q").exit_code == 0
+def test_a_killed_build_leaves_no_half_written_version(built_demo_copy, demo_source, run_cli):
+    out = built_demo_copy.parent  # v1 already built (a copy of the session's build)
     before = tree_bytes(out)
     process = subprocess.Popen([sys.executable, "-c", KILLED_BUILD, str(demo_source), str(out)],
                                env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
