@@ -55,7 +55,8 @@ def broken_links(site: Path) -> list[str]:
                 problems.append(f"{where}: no such file")
             elif parts.fragment:
                 ids = pages[target].ids if target in pages else parse(target).ids
-                if unquote(parts.fragment) not in ids:
+                # As a browser finds it: the fragment as written, then percent-decoded.
+                if parts.fragment not in ids and unquote(parts.fragment) not in ids:
                     problems.append(f"{where}: no element with id {parts.fragment!r}")
     return problems
 

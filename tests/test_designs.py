@@ -280,11 +280,12 @@ def test_degenerate_pairs_show_a_written_warning_and_decide_nothing(make_source,
                                                                     warning):
     source = make_source(paired_rows(x, y, **columns), contract=SCORE)
     _, claims = analysed(source)
-    assert claims["mini.Y_vs_X.verdict"].verdict == "no_difference_shown"
+    assert claims["mini.Y_vs_X.verdict"].verdict == "not_decidable"
     result = run_cli("build", source, "--out", tmp_path / "site", "-q")
     assert result.exit_code == 0, result.output
     page = text(tmp_path / "site" / "v1" / "experiments" / "mini" / "index.html")
     assert warning in page
+    assert "not decidable" in page and "contains zero" not in page
     assert "nan" not in page.lower()
     assert broken_links(tmp_path / "site" / "v1") == []
 

@@ -40,7 +40,10 @@ def window_changes(run: ValidatedRun, windows: tuple[GroupAnalysis, ...]) -> tup
         relative = None
         if service.id != contract.baseline:
             r1, r2 = first.service(contract.baseline).first_pass, last.service(contract.baseline).first_pass
-            relative = relative_change((x1, n1), (x2, n2), (r1.numerator, r1.denominator),
+            # A window with no logged call of the reference (or of the service) measures
+            # nothing: its planned calls, all missing, would read as a 0% window.
+            logged = all(w.service(s).first_calls for w in (first, last) for s in (service.id, contract.baseline))
+            relative = relative_change((x1, n1 if logged else 0), (x2, n2), (r1.numerator, r1.denominator),
                                        (r2.numerator, r2.denominator), level,
                                        contract.bootstrap_resamples, contract.bootstrap_seed)
         evidence = first.service(service.id).first_calls + last.service(service.id).first_calls

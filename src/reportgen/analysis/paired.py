@@ -171,14 +171,12 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
 
 
 def _verdict(contract: RunContract, low: float, high: float, critical: bool) -> Verdict:
-    """Decide on the effect oriented so that positive means the candidate is better."""
-    if np.isnan(low) or np.isnan(high):
-        low, high = -np.inf, np.inf  # no interval: nothing is shown, in any direction
-    if not contract.higher_is_better:
-        low, high = -high, -low
+    """Decide on the interval of candidate - baseline, in the contract's direction. The
+    t interval inverts the paired t test printed beside it, so the two always agree."""
     return stats.decide(low, high, min_useful_effect=contract.min_useful_effect,
                         noninferiority_margin=contract.noninferiority_margin,
-                        critical_failure=contract.block_on_critical and critical)
+                        critical_failure=contract.block_on_critical and critical,
+                        higher_is_better=contract.higher_is_better)
 
 
 def paired_comparison(contract: RunContract, calls: Sequence[Call], rows: Sequence[PairRow] | None = None) -> PairedComparison:

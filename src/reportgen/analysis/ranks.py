@@ -18,10 +18,14 @@ def rank_services(group: GroupAnalysis, confidence_level: float, resamples: int,
     n = np.array([s.first_pass.denominator for s in services])
     rates = np.array([s.first_pass.estimate for s in services])
     tail = (1 - confidence_level) / 2
-    ranks = np.concatenate([rankdata(-draws, axis=1, method="average").astype(np.float32)
-                            for draws in stats.binomial_resamples(n, rates, resamples, seed)])
-    low = np.floor(np.quantile(ranks, tail, axis=0)).astype(int)
-    high = np.ceil(np.quantile(ranks, 1 - tail, axis=0)).astype(int)
+    # Tied services share every rank of the tie (four tied services: ranks 1-4), so the
+    # range runs from the best rank a service reaches to the worst.
+    best, worst = [], []
+    for draws in stats.binomial_resamples(n, rates, resamples, seed):
+        best.append(rankdata(-draws, axis=1, method="min").astype(np.int32))
+        worst.append(rankdata(-draws, axis=1, method="max").astype(np.int32))
+    low = np.floor(np.quantile(np.concatenate(best), tail, axis=0)).astype(int)
+    high = np.ceil(np.quantile(np.concatenate(worst), 1 - tail, axis=0)).astype(int)
     point = rankdata(-rates, method="average")
     order = np.lexsort((np.array([s.service for s in services]), point))
     groups = np.zeros(len(services), dtype=int)

@@ -43,6 +43,13 @@ class ComparisonResult:
     evidence: tuple[str, ...]
     adjusted_p_value: float | None = None  # Holm, across the candidates of a leaderboard
     adjustment: str | None = None
+    # The interval the decision reads: the difference itself for one comparison; with k
+    # comparisons against the baseline, the same interval at 1 - alpha/k (Bonferroni).
+    decided_on: Estimate | None = None
+
+    @property
+    def decision_interval(self) -> Estimate:
+        return self.decided_on if self.decided_on is not None else self.difference
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from reportgen.analysis.results import (
 )
 from reportgen.analysis.retries import retry_analysis
 from reportgen.model.calls import Call
-from reportgen.model.config import PAIRED_DESIGNS
+from reportgen.model.config import PAIRED_DESIGNS, RunContract
 from reportgen.model.outcomes import TECHNICAL_FAILURES
 from reportgen.model.source import ValidatedRun
 
@@ -50,7 +50,7 @@ def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
     overall = _analyze_group(run, first, None, planned_total, rows=rows)
     ranks: tuple[RankResult, ...] = ()
     if len(contract.candidates) > 1:  # several comparisons: their p-values are adjusted together
-        overall = _holm_adjusted(overall)
+        overall = _holm_adjusted(overall, contract)
     if contract.design == "leaderboard":
         ranks = rank_services(overall, contract.confidence_level, contract.bootstrap_resamples,
                               contract.bootstrap_seed)
@@ -87,10 +87,22 @@ def _slices(run: ValidatedRun, first: list[Call], rows: tuple[PairRow, ...] | No
     return tuple(out)
 
 
-def _holm_adjusted(group: GroupAnalysis) -> GroupAnalysis:
+def _holm_adjusted(group: GroupAnalysis, contract: RunContract) -> GroupAnalysis:
+    """The comparisons' p-values adjusted together (Holm), and each decision read
+    against its adjusted p: no direction is claimed that the adjusted test does not show."""
     adjusted = stats.holm([c.fisher.p_value for c in group.comparisons]) if group.comparisons else ()
-    return dataclasses.replace(group, comparisons=tuple(
-        dataclasses.replace(c, adjusted_p_value=p, adjustment="holm") for c, p in zip(group.comparisons, adjusted)))
+    k = len(adjusted)
+    level = 1 - contract.alpha / k  # each decision reads a Bonferroni interval, labelled with its level
+    comparisons = []
+    for c, p in zip(group.comparisons, adjusted):
+        cand, base = group.service(c.candidate).first_pass, group.service(c.baseline).first_pass
+        interval = stats.newcombe_difference(cand.numerator, cand.denominator, base.numerator, base.denominator,
+                                             level)
+        test = stats.Test(p, contract.alpha, f"the Holm-adjusted Fisher test over {k} comparisons")
+        verdict = _verdict(interval, test, contract, bool(group.service(c.candidate).critical_calls))
+        comparisons.append(dataclasses.replace(c, adjusted_p_value=p, adjustment="holm", verdict=verdict,
+                                               decided_on=interval))
+    return dataclasses.replace(group, comparisons=tuple(comparisons))
 
 
 def _planned_per_block(run: ValidatedRun, calls: list[Call]) -> tuple[dict[str, int], tuple[str, ...]]:
@@ -168,11 +180,17 @@ def _compare(base: ServiceResult, cand: ServiceResult, contract, cl: float) -> C
     c, b = cand.first_pass, base.first_pass
     compared = stats.compare_rates(c.numerator, c.denominator, b.numerator, b.denominator, cl)
     difference = compared.difference
-    verdict = stats.decide(
+    test = stats.Test(compared.test.p_value, contract.alpha, "Fisher's exact test")
+    verdict = _verdict(difference, test, contract, bool(cand.critical_calls))
+    return ComparisonResult(base.service, cand.service, difference, compared.test, verdict,
+                            cand.first_calls + base.first_calls)
+
+
+def _verdict(difference: stats.Estimate, test: stats.Test, contract: RunContract, critical: bool) -> stats.Verdict:
+    return stats.decide(
         difference.low, difference.high,
         min_useful_effect=contract.min_useful_effect,
         noninferiority_margin=contract.noninferiority_margin,
-        critical_failure=contract.block_on_critical and bool(cand.critical_calls),
+        critical_failure=contract.block_on_critical and critical,
+        higher_is_better=contract.higher_is_better, test=test,
     )
-    return ComparisonResult(base.service, cand.service, difference, compared.test, verdict,
-                            cand.first_calls + base.first_calls)

@@ -8,11 +8,11 @@ import dataclasses
 from reportgen.analysis.results import ComparisonResult, ExperimentAnalysis, GroupAnalysis, ServiceResult
 from reportgen.claims.claim import Claim, Count, Decision, Quantity, Tested
 from reportgen.claims.designs import change_claims, paired_claims, rank_claims, retry_claims
+from reportgen.claims.scope import Scope
 from reportgen.claims.weakens import weakens
 from reportgen.model.claim_keys import Pair
 from reportgen.model.findings import Finding
 from reportgen.model.outcomes import STATUS_LABELS
-from reportgen.claims.scope import Scope
 
 # Claims a block flag warns about: the overall difference of the flagged comparison, in
 # every form the page shows it (the retry analysis is another question).
@@ -110,10 +110,15 @@ def _comparison_claims(c: ComparisonResult, scope: Scope, headline_only: bool) -
               c.difference, "rate", c.evidence),
         Claim(scope.key(pair, "fisher"), "test",
               f"Fisher exact test, two-sided, of {c.candidate} vs {c.baseline} pass / non-pass counts{scope.where}",
-              Tested(c.fisher, c.adjusted_p_value, c.adjustment), None, c.evidence),
+              Tested(c.fisher, c.adjusted_p_value, c.adjustment, rows=(c.candidate, c.baseline)), None,
+              c.evidence),
     ]
     if not headline_only:
+        read_on = ""
+        if c.decided_on is not None:
+            level = f"{c.decided_on.confidence_level * 100:.4g}%"
+            read_on = f", read on the {level} interval (Bonferroni-adjusted for the run's comparisons)"
         out.append(Claim(scope.key(pair, "verdict"), "decision",
-                         f"Pre-registered decision for {c.candidate} against {c.baseline}",
-                         Decision(c.verdict, c.difference), "rate", c.evidence))
+                         f"Pre-registered decision for {c.candidate} against {c.baseline}{read_on}",
+                         Decision(c.verdict, c.decision_interval), "rate", c.evidence))
     return out

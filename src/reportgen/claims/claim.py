@@ -47,11 +47,34 @@ class Quantity:
 
 @dataclass(frozen=True)
 class Tested:
-    """A hypothesis test, with its p-value adjusted for multiplicity where it was."""
+    """A hypothesis test, with its p-value adjusted for multiplicity where it was.
+    ``rows`` names the two rows of the test's table (for the statistic's words)."""
 
+    __test__ = False  # not a pytest test class
     test: TestResult
     adjusted_p_value: float | None = None
     adjustment: str | None = None
+    rows: tuple[str, str] = ("the first group", "the second group")
+
+    def statistic_words(self) -> str | None:
+        """Why the statistic is infinite or undefined, in words; None when it is a number.
+        For Fisher's test the statistic is the odds ratio (a*d)/(b*c) of
+        [[passes, non-passes] of the first row, [passes, non-passes] of the second]."""
+        value, table = self.test.statistic, self.test.table
+        if math.isfinite(value):
+            return None
+        if table is None:
+            return "undefined" if math.isnan(value) else "infinite"
+        (a, b), (c, d) = table
+        first, second = self.rows
+        if math.isnan(value):
+            if b == d == 0:
+                return f"not defined: {first} and {second} passed every call"
+            if a == c == 0:
+                return f"not defined: neither {first} nor {second} passed any call"
+            return f"not defined: {first if a + b == 0 else second} had no calls"
+        reasons = ([f"{first} had no non-passes"] if b == 0 else []) + ([f"{second} had no passes"] if c == 0 else [])
+        return "infinite: " + " and ".join(reasons)
 
 
 @dataclass(frozen=True)
@@ -176,6 +199,13 @@ class Claim:
             return "paired-t"
         return None
 
+    def statistic_text(self, digits: int = 4) -> str:
+        """A test's statistic as a page shows it: the number, or why there is none."""
+        if not isinstance(self.result, Tested):
+            return ""
+        words = self.result.statistic_words()
+        return words if words is not None else f"{self.result.test.statistic:.{digits}g}"
+
     @property
     def statistic_name(self) -> str | None:
         return self.result.test.statistic_name if isinstance(self.result, Tested) else None
@@ -242,8 +272,19 @@ class Claim:
         }
         if self.statistic_name is not None:  # a test's estimate is its statistic: say which
             out["statistic_name"] = self.statistic_name
+        not_finite = {name: _reason(value) for name, value in (
+            ("estimate", self.estimate), ("low", self.low), ("high", self.high), ("p_value", self.p_value))
+            if value is not None and not math.isfinite(value)}
+        if not_finite:  # JSON has no inf or nan: the field is null, and here is why
+            out["not_finite"] = not_finite
+            if isinstance(self.result, Tested) and self.result.statistic_words():
+                out["statistic_note"] = self.result.statistic_words()
         return out
 
 
 def _json_number(value: float | None) -> float | None:
-    return None if value is None or math.isnan(value) else value
+    return None if value is None or not math.isfinite(value) else value
+
+
+def _reason(value: float) -> str:
+    return "undefined" if math.isnan(value) else "infinite" if value > 0 else "minus-infinite"

@@ -4,6 +4,7 @@ longitudinal changes, and the separate analysis of later attempts."""
 from __future__ import annotations
 
 import dataclasses
+
 from reportgen.analysis.results import ExperimentAnalysis, PairedComparison, PairRow
 from reportgen.claims.claim import Claim, Count, Decision, Tested
 from reportgen.claims.scope import Scope
@@ -105,7 +106,8 @@ def change_claims(analysis: ExperimentAnalysis) -> list[Claim]:
         out.append(Claim(
             ClaimKey(run_id, ch.service, "change.fisher"), "test",
             f"Fisher exact test, two-sided, of {ch.service}'s pass counts in window {ch.first_window} "
-            f"vs window {ch.last_window}", Tested(ch.fisher), None, ch.evidence))
+            f"vs window {ch.last_window}",
+            Tested(ch.fisher, rows=(f"window {ch.last_window}", f"window {ch.first_window}")), None, ch.evidence))
         if ch.relative is not None:
             out.append(Claim(
                 ClaimKey(run_id, ch.service, "change_vs_reference"), "difference",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from reportgen.model.claim_keys import ClaimKey, Subject
 
 

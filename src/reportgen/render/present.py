@@ -19,7 +19,7 @@ def _signed(text: str) -> str:
 
 
 def percent(value: float | None, digits: int = 1) -> str:
-    if value is None or math.isnan(value):
+    if value is None or not math.isfinite(value):
         return "undefined"
     if value == 0:
         return "0%"
@@ -36,7 +36,7 @@ def percent(value: float | None, digits: int = 1) -> str:
 
 def points(value: float | None, digits: int = 1) -> str:
     """A difference of rates, in percentage points, with an explicit sign."""
-    if value is None or math.isnan(value):
+    if value is None or not math.isfinite(value):
         return "undefined"
     if value == 0:
         return "0.0"
@@ -52,7 +52,7 @@ def magnitude_points(value: float) -> str:
 
 
 def p_value(value: float | None) -> str:
-    if value is None or math.isnan(value):
+    if value is None or not math.isfinite(value):
         return "undefined"
     if value < 0.0001:
         return "< 0.0001"
@@ -62,14 +62,14 @@ def p_value(value: float | None) -> str:
 
 
 def milliseconds(value: float | None) -> str:
-    if value is None:
+    if value is None or not math.isfinite(value):
         return "undefined"
     return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.0f} ms"
 
 
 def score(value: float | None, signed: bool = True) -> str:
     """A score or a difference of scores, on the score's own scale (3 significant digits)."""
-    if value is None or math.isnan(value):
+    if value is None or not math.isfinite(value):
         return "undefined"
     if value == 0:
         return "0"
@@ -129,9 +129,9 @@ def value(claim: Claim) -> str:
 
 def p_value_reading(p: float, alpha: float) -> str:
     """One line on what the p-value is, and is not."""
-    share = percent(p, 1) if p >= 0.001 else "less than 0.1%"
+    share = f"about {percent(p, 1)}" if p >= 0.001 else "less than 0.1%"
     side = "below" if p < alpha else "not below"
     return (f"If both services had the same pass probability, a split of passes at least this "
-            f"uneven would occur in about {share} of runs like this one; p is {side} the "
+            f"uneven would occur in {share} of runs like this one; p is {side} the "
             f"pre-registered α = {alpha:g}. It is not the probability that either service is "
             "better, nor that the result is due to chance.")

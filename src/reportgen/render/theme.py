@@ -7,6 +7,7 @@ import html
 from importlib import resources
 from pathlib import Path
 from typing import Callable, Mapping
+from urllib.parse import quote
 
 import jinja2
 import markupsafe
@@ -53,6 +54,12 @@ def claim_renderer(env: jinja2.Environment, findings: Mapping[str, tuple[str, Fi
     return lambda c, root: template.render(c=c, root=Markup(root), findings=findings)
 
 
+def anchor(claim_id: str) -> str:
+    """A claim id as an HTML id and URL fragment: percent-encoded, so that any block or
+    slice id the log may hold (spaces included) gives a valid id, one-to-one."""
+    return quote(claim_id, safe="")
+
+
 def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
     """The user's theme folder (if the config names one) over the default theme."""
     default = resources.files("reportgen.themes") / "default" / "templates"
@@ -68,6 +75,7 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
     )
     env.template_class = PageTemplate
     env.filters["text"] = element_text
+    env.filters["anchor"] = anchor
     env.globals.update(
         percent=present.percent, points=present.points, p_value=present.p_value,
         milliseconds=present.milliseconds, claim_value=present.value,

@@ -11,14 +11,14 @@ from .bootstrap import (
                         hierarchical_bootstrap,
                         paired_bootstrap,
 )
-from .decisions import Verdict, decide
+from .decisions import Test, Verdict, decide
 from .multiple import holm
 from .paired import PairedBinaryResult, PairedEstimate, mcnemar_exact, paired_binary, paired_t
 from .proportions import RateComparison, compare_rates, fisher_exact, newcombe_difference, wilson
 from .results import Estimate, RateEstimate, TestResult, check_confidence_level
 
 __all__ = [
-    "Estimate", "RateEstimate", "TestResult", "Verdict", "RateComparison",
+    "Estimate", "RateEstimate", "TestResult", "Verdict", "Test", "RateComparison",
     "wilson", "newcombe_difference", "fisher_exact", "compare_rates", "decide", "check_confidence_level",
     "PairedEstimate", "PairedBinaryResult", "BootstrapEstimate",
     "paired_t", "mcnemar_exact", "paired_binary",

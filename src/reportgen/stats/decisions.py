@@ -1,8 +1,16 @@
-"""Pre-registered decisions from an interval of the effect (candidate - baseline,
-oriented so that positive means the candidate is better)."""
+"""Pre-registered decisions from an interval of the effect, candidate - baseline.
+
+The interval is given as the page prints it; ``higher_is_better`` says which way is
+better, and every sentence is written in that direction. A decision of improvement or
+worse needs the interval to exclude zero and, where a test is printed beside it (an
+exact test, adjusted for multiplicity when the run makes several comparisons), that
+test to reject at alpha: the verdict never points a way the printed test does not.
+An interval that cannot be computed, or has zero width, decides nothing.
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -12,6 +20,7 @@ VerdictCode = Literal[
     "improvement_not_useful_size",
     "candidate_worse",
     "no_difference_shown",
+    "not_decidable",
 ]
 
 LABELS: dict[str, str] = {
@@ -20,16 +29,9 @@ LABELS: dict[str, str] = {
     "improvement_not_useful_size": "improvement shown, useful size not proven",
     "candidate_worse": "candidate worse",
     "no_difference_shown": "no difference shown",
+    "not_decidable": "not decidable",
 }
-REASONS: dict[str, str] = {
-    "blocked_by_critical": "a critical failure of the candidate blocks adoption whatever the interval.",
-    "useful_improvement": "the whole interval lies above the minimum useful effect.",
-    "improvement_not_useful_size": "the interval excludes zero but reaches below the minimum "
-    "useful effect. This is not evidence that the candidate is useless.",
-    "candidate_worse": "the whole interval lies below zero.",
-    "no_difference_shown": "the interval contains zero. This is NOT evidence that the two are "
-    "equivalent: the data may be too few to tell.",
-}
+NOT_EQUIVALENT = "This is NOT evidence that the two are equivalent: the data may be too few to tell."
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,9 @@ class Verdict:
     high: float
     min_useful_effect: float | None
     noninferiority_margin: float | None
-    noninferior: bool | None  # None when no margin was registered
+    noninferior: bool | None  # None when no margin was registered (or nothing was decidable)
     noninferiority_text: str | None
+    higher_is_better: bool = True
 
     @property
     def text(self) -> str:
@@ -51,36 +54,115 @@ class Verdict:
         return f"{self.label[0].upper()}{self.label[1:]}: {self.reason}{ni}"
 
 
+@dataclass(frozen=True)
+class Test:
+    """The test printed beside the interval, as the decision reads it."""
+
+    __test__ = False  # not a pytest test class
+    pvalue: float
+    alpha: float
+    name: str  # e.g. "Fisher's exact test" or "the Holm-adjusted Fisher test"
+
+
 def decide(
     low: float,
     high: float,
     min_useful_effect: float | None = None,
     noninferiority_margin: float | None = None,
     critical_failure: bool = False,
+    higher_is_better: bool = True,
+    test: Test | None = None,
 ) -> Verdict:
-    """The pre-registered verdict for an effect interval ``[low, high]``."""
-    threshold = 0.0 if min_useful_effect is None else float(min_useful_effect)
+    """The pre-registered verdict for an effect interval ``[low, high]`` of candidate -
+    baseline (as printed). ``min_useful_effect`` and ``noninferiority_margin`` are
+    magnitudes in the direction of better."""
+    words = _Words(higher_is_better)
+    # Oriented so that positive means the candidate is better.
+    better_low, better_high = (low, high) if higher_is_better else (-high, -low)
+    mue = None if min_useful_effect is None else abs(float(min_useful_effect))
+    undecidable = _undecidable(low, high)
     if critical_failure:
-        code: VerdictCode = "blocked_by_critical"
-    elif low > 0 and low > threshold:
-        code = "useful_improvement" if min_useful_effect is not None else "improvement_not_useful_size"
-    elif low > 0:
-        code = "improvement_not_useful_size"
-    elif high < 0:
-        code = "candidate_worse"
+        code, reason = "blocked_by_critical", "a critical failure of the candidate blocks adoption whatever the interval."
+    elif undecidable:
+        code, reason = "not_decidable", undecidable
     else:
-        code = "no_difference_shown"
-    label, reason = LABELS[code], REASONS[code]
-    if code == "improvement_not_useful_size" and min_useful_effect is None:
-        label, reason = "improvement shown", "the interval excludes zero (no minimum useful effect was registered)."
-    noninferior = None
-    ni_text = None
-    if noninferiority_margin is not None:
-        noninferior = low > -float(noninferiority_margin)
-        ni_text = (
-            "Non-inferior within the registered margin: the interval's lower end lies above "
-            "minus the margin."
-            if noninferior
-            else "Non-inferiority not shown: the interval reaches below minus the registered margin."
-        )
-    return Verdict(code, label, reason, low, high, min_useful_effect, noninferiority_margin, noninferior, ni_text)
+        code, reason = _read_interval(better_low, better_high, mue, words)
+        code, reason = _agree_with_test(code, reason, better_low, better_high, test, words)
+    label = LABELS[code]
+    if code == "improvement_not_useful_size" and mue is None:
+        label = "improvement shown"
+    noninferior, ni_text = None, None
+    if noninferiority_margin is not None and not undecidable:
+        noninferior = better_low > -abs(float(noninferiority_margin))
+        ni_text = words.noninferior if noninferior else words.not_noninferior
+    return Verdict(code, label, reason, low, high, min_useful_effect, noninferiority_margin, noninferior, ni_text,
+                   higher_is_better)
+
+
+def _undecidable(low: float, high: float) -> str | None:
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "no interval can be computed from these data, so no decision is read from them."
+    if low == high:
+        return (f"the interval has zero width ([{low:+.3g}, {high:+.3g}]): it says nothing about "
+                "uncertainty, so no decision is read from it.")
+    return None
+
+
+def _read_interval(low: float, high: float, mue: float | None, words: "_Words") -> tuple[VerdictCode, str]:
+    if low > 0 and mue is not None and low > mue:
+        return "useful_improvement", words.useful
+    if low > 0:
+        if mue is None:
+            return "improvement_not_useful_size", words.better_no_threshold
+        return "improvement_not_useful_size", words.better_not_useful
+    if high < 0:
+        return "candidate_worse", words.worse
+    return "no_difference_shown", f"the interval contains zero. {NOT_EQUIVALENT}"
+
+
+def _agree_with_test(code: VerdictCode, reason: str, low: float, high: float, test: Test | None,
+                     words: "_Words") -> tuple[VerdictCode, str]:
+    """A direction needs the printed test to reject too; when the two disagree the
+    decision says so and shows no direction."""
+    if test is None:
+        return code, reason
+    p = _p(test.pvalue)
+    if code != "no_difference_shown" and test.pvalue >= test.alpha:
+        return "no_difference_shown", (
+            f"the interval excludes zero, but {test.name} does not reject at α = {test.alpha:g} "
+            f"(p = {p}); a direction needs both, so none is shown. {NOT_EQUIVALENT}")
+    if code == "no_difference_shown" and test.pvalue < test.alpha:
+        return code, (f"the interval contains zero, although {test.name} rejects at α = {test.alpha:g} "
+                      f"(p = {p}): the two methods disagree at this boundary, and a direction needs both. "
+                      f"{NOT_EQUIVALENT}")
+    return code, reason
+
+
+def _p(value: float) -> str:
+    return "< 0.0001" if value < 0.0001 else f"{value:.4f}"
+
+
+class _Words:
+    """The sentences of a decision, written in the direction of better."""
+
+    def __init__(self, higher_is_better: bool) -> None:
+        if higher_is_better:
+            self.useful = "the whole interval lies above the minimum useful effect."
+            self.better_not_useful = ("the interval excludes zero but reaches below the minimum useful effect. "
+                                      "This is not evidence that the candidate is useless.")
+            self.better_no_threshold = "the interval excludes zero (no minimum useful effect was registered)."
+            self.worse = "the whole interval lies below zero."
+            self.noninferior = ("Non-inferior within the registered margin: the interval's lower end lies above "
+                                "minus the margin.")
+            self.not_noninferior = "Non-inferiority not shown: the interval reaches below minus the registered margin."
+        else:
+            self.useful = ("lower is better, and the whole interval lies below minus the minimum useful effect.")
+            self.better_not_useful = ("lower is better; the whole interval lies below zero but reaches above minus "
+                                      "the minimum useful effect. This is not evidence that the candidate is useless.")
+            self.better_no_threshold = ("lower is better, and the whole interval lies below zero (no minimum "
+                                        "useful effect was registered).")
+            self.worse = "lower is better, and the whole interval lies above zero."
+            self.noninferior = ("Non-inferior within the registered margin: lower is better, and the interval's "
+                                "upper end lies below the margin.")
+            self.not_noninferior = ("Non-inferiority not shown: lower is better, and the interval reaches above "
+                                    "the registered margin.")

@@ -113,7 +113,7 @@ def fisher_exact(table) -> TestResult:
         # Only one table has these margins: nothing to test.
         warnings = (ZERO_MARGIN,)
         return TestResult(1.0, odds_ratio, "odds_ratio", "fisher-exact",
-                          assumptions=DIFFERENCE_ASSUMPTIONS, warnings=warnings)
+                          assumptions=DIFFERENCE_ASSUMPTIONS, warnings=warnings, table=((a, b), (c, d)))
     k_min, k_max = max(0, col1 - row2), min(row1, col1)
     logs = [_log_hypergeom(k, row1, row2, col1) for k in range(k_min, k_max + 1)]
     observed = logs[a - k_min]
@@ -125,7 +125,7 @@ def fisher_exact(table) -> TestResult:
     tail = sum(math.exp(v - top) for v in logs if v <= threshold)
     p = min(1.0, tail / total)
     return TestResult(p, odds_ratio, "odds_ratio", "fisher-exact",
-                      assumptions=DIFFERENCE_ASSUMPTIONS, warnings=warnings)
+                      assumptions=DIFFERENCE_ASSUMPTIONS, warnings=warnings, table=((a, b), (c, d)))
 
 
 @dataclass(frozen=True)

@@ -67,3 +67,4 @@ class TestResult:
     alternative: str = "two-sided"
     assumptions: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    table: tuple[tuple[int, int], tuple[int, int]] | None = None  # the 2x2 table tested, where there is one
