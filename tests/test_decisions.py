@@ -86,13 +86,18 @@ def test_leaderboard_decisions_follow_the_holm_adjusted_test(demo_site):
     assert "read on the 99% interval (Bonferroni-adjusted" in relay_04["statement"]
 
 
-def test_an_independent_run_lower_is_better_is_oriented(make_source):
-    from reportgen.analysis.run import analyze_run
-    from reportgen.load.source import load_source
-
-    rows = default_rows()  # X passes 3 of 4, Y 1 of 4: Y - X is negative, which is better here
-    contract = CONTRACT.replace('alpha = 0.05', 'alpha = 0.05\nhigher_is_better = false')
-    analysis = analyze_run(load_source(make_source(rows, contract=contract)).runs[0])
-    verdict = analysis.overall.comparisons[0].verdict
-    assert verdict.higher_is_better is False
-    assert "lower is better" in verdict.reason or "contains zero" in verdict.reason
+def test_an_independent_run_lower_is_better_is_oriented(make_source, run_cli, tmp_path):
+    # Y passes none of 4, X all 4: Y - X = -100 points, which is better when lower is.
+    rows = default_rows()
+    for row in rows:
+        row.update(status="ok", qualified="true" if row["service"] == "X" else "false", finish_reason="stop",
+                   failure_reason="")
+    contract = CONTRACT.replace("alpha = 0.05", "alpha = 0.05\nhigher_is_better = false")
+    out = tmp_path / "site"
+    assert run_cli("build", make_source(rows, contract=contract), "--out", out, "-q").exit_code == 0
+    claims = {c["id"]: c for c in json.loads(text(out / "v1/data/results.json"))["claims"]}
+    verdict = claims["mini.Y_vs_X.verdict"]
+    assert claims["mini.Y_vs_X.fisher"]["p_value"] == pytest.approx(scipy_fisher([[0, 4], [4, 0]]).pvalue)
+    assert verdict["verdict"] == "improvement_not_useful_size" and verdict["verdict_label"] == "improvement shown"
+    assert verdict["verdict_text"].startswith("lower is better, and the whole interval lies below zero")
+    assert verdict["interval"]["high"] < 0
