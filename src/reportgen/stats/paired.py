@@ -134,9 +134,10 @@ def paired_t(b: ArrayLike, a: ArrayLike, confidence_level: float = 0.95) -> Pair
     if n == 1:
         return PairedEstimate(**common, low=mean, high=mean, warnings=(ONE_PAIR_T,),
                               sd=None, standard_error=None, **summary)
-    if np.all(d == d[0]):
-        # Tested on the values, not on sd == 0: rounding in the sd of equal values can
-        # leave a tiny non-zero spread and an absurdly narrow "real" interval.
+    scale = max(1.0, float(np.max(np.abs(b_arr))), float(np.max(np.abs(a_arr))))
+    if float(np.ptp(d)) <= 64 * np.finfo(float).eps * scale:
+        # Equal up to rounding (0.7 - 0.2 and 3.5 - 3 differ in the last bit): tested on
+        # the values, not on sd == 0, which would leave an absurdly narrow "real" interval.
         return PairedEstimate(**common, low=mean, high=mean, warnings=(ALL_TIES,),
                               sd=0.0, standard_error=0.0, **summary)
     sd = float(np.std(d, ddof=1))
