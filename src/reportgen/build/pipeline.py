@@ -74,11 +74,13 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
     started = time.perf_counter()
     progress.stage(f"reading {source}")
     snapshot = read_source(source)  # None when the site configuration has problems: load_source says which
-    check = _incremental_check(snapshot, source, out, version, redact, cache)
-    if snapshot is not None and (earlier := _up_to_date(check, snapshot, source, out, version, progress)):
-        return dataclasses.replace(earlier, seconds=time.perf_counter() - started)
-    if snapshot is not None:  # refused before any work when the label is published from another source
-        check_publishable(out, version or snapshot.config.version, snapshot.digest, force)
+    check = NO_CHECK
+    if snapshot is not None:
+        label = version or snapshot.config.version
+        check = IncrementalCheck.of(source, out, label, snapshot.config.theme, snapshot.digest, redact, cache)
+        if earlier := _up_to_date(check, snapshot, source, out, label, progress):
+            return dataclasses.replace(earlier, seconds=time.perf_counter() - started)
+        check_publishable(out, label, snapshot.digest, force)  # refused before any work: published from elsewhere
     render_cache = RenderCache(cache)
     with BackgroundRenders(render_cache, progress) as renders:
         if snapshot is not None and not redact:  # with --redact, the redacted copies are drawn
@@ -98,14 +100,6 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
                      progress)
     reused = sum(1 for run in report.runs for sha in run.renders if sha in render_cache.hit_shas)
     return _summary(remembered, label, folder, reused, time.perf_counter() - started)
-
-
-def _incremental_check(snapshot: SourceSnapshot | None, source: Path, out: Path, version: str | None,
-                       redact: bool, cache: Path | None) -> IncrementalCheck:
-    if snapshot is None:
-        return NO_CHECK
-    label = version or snapshot.config.version
-    return IncrementalCheck.of(source, out, label, snapshot.config.theme, snapshot.digest, redact, cache)
 
 
 def _load(source: Path, snapshot: SourceSnapshot | None, version: str | None) -> ValidatedSource:
@@ -162,12 +156,11 @@ def _remembered(report: Report, hashes) -> Remembered:
         built_at=report.built_at)
 
 
-def _up_to_date(check: IncrementalCheck, snapshot: SourceSnapshot, source: Path, out: Path, version: str | None,
+def _up_to_date(check: IncrementalCheck, snapshot: SourceSnapshot, source: Path, out: Path, label: str,
                 progress: Progress) -> BuildSummary | None:
     """The summary of the earlier build of these very inputs, when its version is still
     as it wrote it; the site's index files are written again (other versions may have
     come since)."""
-    label = version or snapshot.config.version
     remembered = check.earlier_build(out / label)
     if remembered is None:
         return None

@@ -277,8 +277,9 @@ class Claim:
             if value is not None and not math.isfinite(value)}
         if not_finite:  # JSON has no inf or nan: the field is null, and here is why
             out["not_finite"] = not_finite
-            if isinstance(self.result, Tested) and self.result.statistic_words():
-                out["statistic_note"] = self.result.statistic_words()
+            words = self.result.statistic_words() if isinstance(self.result, Tested) else None
+            if words:
+                out["statistic_note"] = words
         return out
 
 
