@@ -560,6 +560,10 @@ def page_failures(page: Path, out: Path) -> list[Failure]:
         context = text[max(0, match.start() - 80):match.end() + 80]
         failures.append(Failure("page-nan-inf", f"{rel}: visible text has {match.group(0)!r}: ...{context}..."))
         break
+    for match in re.finditer(r"\bp = [<>]", text):
+        context = text[max(0, match.start() - 80):match.end() + 20]
+        failures.append(Failure("page-p-phrase", f"{rel}: reads 'p = <' or 'p = >': ...{context}..."))
+        break
     counts = Counter(parser.ids)
     for value, n in counts.items():
         if n > 1:
@@ -618,6 +622,10 @@ def verdict_failures(claims: dict[str, dict], contract: dict) -> list[Failure]:
                 if p is None or p > alpha + TOLERANCE:
                     failures.append(Failure("verdict-test", f"{where}: read on the paired t interval, whose "
                                             f"t test has p = {p}, not below alpha {alpha}"))
+                mcnemar = claims.get(cid.removesuffix(".verdict") + ".mcnemar")
+                if mcnemar is not None and not mcnemar.get("p_value", 1.0) < alpha:
+                    failures.append(Failure("verdict-test", f"{where}: its exact McNemar test, printed beside "
+                                            f"it, has p = {mcnemar.get('p_value')}, not below alpha {alpha}"))
         if verdict == "no_difference_shown" and "contains zero" in text and (
                 low is None or high is None or not low <= 0 <= high):
             failures.append(Failure("verdict-contains-zero", f"{where}: says the interval contains zero: {text!r}"))

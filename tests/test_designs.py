@@ -134,6 +134,8 @@ def test_repeated_design_analyses_tasks_not_rows(demo_site, claims):
     assert (verdict["interval"]["low"], verdict["interval"]["high"]) == (d["interval"]["low"], d["interval"]["high"])
     page = text(demo_site / "experiments" / "prompt-repeated" / "index.html")
     assert "For contrast only: rows analysed as independent tasks (wrong)" in page
+    assert "as 60 independent tasks gives this narrower interval." in page
+    assert "wrong, since repetitions of one task are not independent" in wrong["statement"]
 
 
 # ---------------------------------------------------------------- longitudinal and later attempts
@@ -167,6 +169,14 @@ def test_longitudinal_windows_and_change_relative_to_reference(demo_site, claims
     page = text(demo_site / "experiments" / "relay-weekly" / "index.html")
     assert "Window by window" in page and "Change relative to official" in page
     assert "block W44 contributes" in page  # relay-b's drop lives in the last window
+    # Every service's change is tested at once: those p-values are adjusted together too.
+    services = ("official", "relay-a", "relay-b")
+    raw = [claims[f"relay-weekly.{s}.change.fisher"]["p_value"] for s in services]
+    adjusted = [claims[f"relay-weekly.{s}.change.fisher"]["adjusted_p_value"] for s in services]
+    assert adjusted == pytest.approx(list(multipletests(raw, method="holm")[1]), abs=1e-12)
+    assert {claims[f"relay-weekly.{s}.change.fisher"]["adjustment"] for s in services} == {"holm"}
+    assert "with its Holm adjustment over the 3 services' tests" in page
+    assert "No decision is read from a change between windows" in page
 
 
 def test_later_attempts_are_a_separate_analysis(demo_site, claims):
@@ -183,6 +193,7 @@ def test_later_attempts_are_a_separate_analysis(demo_site, claims):
         assert claim["estimate"] >= claims[f"relay-weekly.{service}.first_pass_rate"]["estimate"]
     page = text(demo_site / "experiments" / "relay-weekly" / "index.html")
     assert "Later attempts (a separate analysis)" in page
+    assert "not adjusted for the 2 comparisons). No decision is read from later attempts." in page
 
 
 def test_new_design_pages_have_no_broken_links_or_nan(demo_site):
@@ -420,6 +431,7 @@ def built(run_cli, source, out):
     assert result.exit_code == 0, result.output
     assert broken_links(out / "v1") == []
     assert "nan" not in (out / "v1" / "experiments" / "mini" / "index.html").read_text("utf-8").lower()
+    return out / "v1"
 
 
 def test_a_retry_follows_the_failure_before_it_never_a_pass(make_source):
@@ -447,3 +459,54 @@ def test_unregistered_blocks_are_in_natural_order(make_source):
     rows = [dict(r, block_id="10" if r["block_id"] == "2" else "2") for r in default_rows()]
     analysis, _ = analysed(make_source(rows, contract=contract))
     assert [b.block for b in analysis.blocks] == ["2", "10"]
+
+
+def test_a_block_share_of_task_means_weighs_each_block_by_its_repetitions(make_source):
+    # 6 tasks x 4 repetitions, repetition r run in block r. Y gains mostly in block 4; a
+    # task's value is the mean of its 4 repetitions, so block 4 holds a quarter of each
+    # task's weight (summing the blocks' task means instead gives shares near 400%).
+    contract = CONTRACT.replace('design = "independent"', 'design = "repeated"').replace(
+        'primary_metric = "first_pass_rate"', 'primary_metric = "score"').replace(
+        'blocks = ["1", "2"]', 'blocks = ["1", "2", "3", "4"]').replace("planned_calls = 4", "planned_calls = 24")
+    gains = {1: [0.1, 0.0, 0.1, 3.0], 2: [0.0, 0.1, 0.0, 3.2], 3: [0.1, 0.1, 0.0, 2.9],
+             4: [0.0, 0.0, 0.1, 3.1], 5: [0.1, 0.0, 0.0, 3.0], 6: [0.0, 0.1, 0.1, 2.8]}
+    cells = [(t, r) for t in gains for r in range(1, 5)]
+    rows = paired_rows([1.0] * 24, [1.0 + gains[t][r - 1] for t, r in cells],
+                       task_id=[f"t{t}" for t, _ in cells], repetition=[str(r) for _, r in cells],
+                       block_id=[str(r) for _, r in cells])
+    analysis, _ = analysed(make_source(rows, contract=contract))
+    [flag] = analysis.block_flags
+    overall = np.mean([np.mean(g) for g in gains.values()])
+    block4 = np.mean([g[3] for g in gains.values()]) / 4
+    assert flag.block == "4" and flag.overall == pytest.approx(overall)
+    assert flag.share == pytest.approx(block4 / overall)
+    assert f"block 4 contributes {block4 / overall:.0%} of the overall difference" in flag.message
+
+
+def test_a_zero_width_interval_flags_no_block(make_source):
+    contract = PAIRED.replace('blocks = ["1", "2"]', 'blocks = ["1", "2", "3"]').replace(
+        "planned_calls = 4", "planned_calls = 7")
+    rows = paired_rows([0.0] * 7, [1.0] * 7, block_id=["1", "2", "3", "3", "3", "3", "3"])
+    for row in rows:
+        row["qualified"] = "true" if row["service"] == "Y" else "false"
+    analysis, _ = analysed(make_source(rows, contract=contract))
+    assert analysis.paired.difference.low == analysis.paired.difference.high  # every pair +1
+    assert analysis.block_flags == ()
+
+
+def test_the_row_level_contrast_is_called_narrower_only_when_it_is(make_source, run_cli, tmp_path):
+    # Task means agree closely while repetitions scatter: the wrong, row-level interval is wider.
+    contract = CONTRACT.replace('design = "independent"', 'design = "repeated"').replace(
+        'primary_metric = "first_pass_rate"', 'primary_metric = "score"').replace(
+        "planned_calls = 4", "planned_calls = 6")
+    gains = [-5.0, 6.0, -4.4, 5.6, 6.7, -5.9]
+    rows = paired_rows([10.0] * 6, [10.0 + g for g in gains], task_id=["t1", "t1", "t2", "t2", "t3", "t3"],
+                       repetition=["1", "2"] * 3)
+    source = make_source(rows, contract=contract)
+    analysis, _ = analysed(source)
+    p = analysis.paired
+    assert p.row_level.high - p.row_level.low > p.difference.high - p.difference.low
+    assert p.row_level_width == "wider"
+    page = text(built(run_cli, source, tmp_path / "site") / "experiments" / "mini" / "index.html")
+    assert "as 6 independent tasks gives this wider interval here." in page
+    assert "narrower interval" not in page

@@ -10,11 +10,12 @@ Each is built through the CLI and the built site is checked:
 - ``reportgen build`` exits 0 and ``reportgen verify`` of the version exits 0;
 - no page's visible text has nan, inf or infinity as a word, and data/results.json
   holds no NaN or Infinity;
-- every HTML id is unique within its page and has no whitespace;
+- every HTML id is unique within its page and has no whitespace; no page reads "p = <";
 - a directional verdict (useful_improvement, improvement_not_useful_size,
   candidate_worse) has an interval on the right side of zero given higher_is_better
   (and of the minimum useful effect), and its Fisher test (adjusted p when there is
-  one) or paired t test is below alpha; "contains zero" is said only of an interval
+  one) or paired t test, and the exact McNemar test printed beside a paired t
+  decision, are below alpha; "contains zero" is said only of an interval
   that does; the non-inferiority sentence agrees with the margin; one unit or equal
   differences decide nothing;
 - oracles from the published log (data/<run>/calls.csv, run.toml), to within
@@ -30,7 +31,9 @@ scripts/property_builds.py runs the same checks on hundreds of sources by hand.
 
 from __future__ import annotations
 
+import json
 import tempfile
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -181,3 +184,17 @@ def test_equal_differences_with_float_noise_decide_nothing(make):
     with tempfile.TemporaryDirectory(prefix="property-build-") as folder:
         failures = gen.check_build(spec, Path(folder))
     assert not failures, explain(spec, failures)
+
+
+def test_the_demo_keeps_the_same_invariants(demo_site):
+    """The page and verdict invariants hold on every page and decision of the demo too."""
+    failures = []
+    for page in sorted(demo_site.rglob("*.html")):
+        failures += gen.page_failures(page, demo_site.parent)
+    claims = json.loads((demo_site / "data" / "results.json").read_text("utf-8"))["claims"]
+    for contract_path in sorted((demo_site / "data").glob("*/run.toml")):
+        contract = tomllib.loads(contract_path.read_text("utf-8"))["run"]
+        mine = {c["id"]: c for c in claims if c["id"].startswith(contract["id"] + ".")}
+        assert mine, contract["id"]
+        failures += gen.verdict_failures(mine, contract)
+    assert not failures, "\n".join(f"[{f.category}] {f.message}" for f in failures)

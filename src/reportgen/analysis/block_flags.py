@@ -15,7 +15,7 @@ from reportgen.model.claim_keys import Pair
 from reportgen.stats import Estimate
 
 if TYPE_CHECKING:
-    from reportgen.analysis.results import ComparisonResult, GroupAnalysis
+    from reportgen.analysis.results import ComparisonResult, GroupAnalysis, PairedComparison
 
 
 MIN_FLAG_BLOCKS = 3
@@ -43,13 +43,29 @@ def block_flags(overall: GroupAnalysis, blocks: tuple[GroupAnalysis, ...]) -> tu
             parts.append((block.block, cand.numerator / n_c - base.numerator / n_b))
         flags += _flag(Pair(comparison.candidate, comparison.baseline), comparison.difference, parts, len(blocks))
     for paired in overall.paired:
-        n = paired.difference.n
-        parts = []
-        for block in blocks:
-            d = [r.difference for p in block.paired for r in p.rows if r.difference is not None]
-            parts.append((block.block, sum(d) / n if n else 0.0))
+        parts = _paired_parts(paired, blocks)
         flags += _flag(Pair(paired.candidate, paired.baseline), paired.difference, parts, len(blocks))
     return tuple(flags)
+
+
+def _paired_parts(paired: PairedComparison, blocks: tuple[GroupAnalysis, ...]) -> list[tuple[str, float]]:
+    """Each block's part of the mean paired difference. A unit's value is the mean of its
+    calls, so a block holding k of a unit's K calls on one side contributes k/K of that
+    side's block mean (for a pair, k = K = 1)."""
+    n = paired.difference.n
+    if not n:
+        return []
+    totals = {r.unit: (len(r.candidate_calls), len(r.baseline_calls)) for r in paired.rows}
+    parts = []
+    for block in blocks:
+        part = 0.0
+        for row in (r for p in block.paired for r in p.rows):
+            if row.candidate is None or row.baseline is None or row.unit not in totals:
+                continue
+            k_c, k_b = totals[row.unit]
+            part += (row.candidate * len(row.candidate_calls) / k_c - row.baseline * len(row.baseline_calls) / k_b)
+        parts.append((block.block, part / n))
+    return parts
 
 
 def comparison_denominators(group: GroupAnalysis, comparison: ComparisonResult) -> tuple[int, int]:
@@ -59,9 +75,15 @@ def comparison_denominators(group: GroupAnalysis, comparison: ComparisonResult) 
 
 def _flag(pair: Pair, difference: Estimate, parts: list[tuple[str, float]], n_blocks: int) -> list[BlockFlag]:
     total = difference.estimate
-    # Only a difference the interval shows can "come from" somewhere; noise has no source.
-    shown = difference.low > 0 or difference.high < 0
+    # Only a difference the interval shows can "come from" somewhere; noise has no source,
+    # and a zero-width interval shows nothing.
+    shown = difference.low < difference.high and (difference.low > 0 or difference.high < 0)
     if not parts or not shown or not np.isfinite(total) or abs(total) < 1e-12:
+        return []
+    # The parts must add up to the difference they divide (they do not when a unit has
+    # calls left out, or its calls are not all in the registered blocks): a share of a
+    # sum that is not the total would be a made-up number.
+    if not np.isclose(sum(p for _, p in parts), total, rtol=1e-9, atol=1e-12):
         return []
     block, part = max(parts, key=lambda p: p[1] / total)
     if part / total > max(0.5, 2 / n_blocks):

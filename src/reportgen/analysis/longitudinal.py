@@ -6,6 +6,7 @@ per-window rates and differences to the reference are the per-block analysis.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -49,7 +50,17 @@ def window_changes(run: ValidatedRun, windows: tuple[GroupAnalysis, ...]) -> tup
         evidence = first.service(service.id).first_calls + last.service(service.id).first_calls
         out.append(ChangeResult(service.id, str(first.block), str(last.block), compared.difference, compared.test,
                                 relative, evidence))
-    return tuple(out)
+    return _holm_adjusted(out)
+
+
+def _holm_adjusted(changes: list[ChangeResult]) -> tuple[ChangeResult, ...]:
+    """Every service's change is tested at once ("has any of them got worse?"), so the
+    p-values are adjusted together; no decision is read from a change, but a reader
+    scanning the table for the smallest p should see it corrected."""
+    if len(changes) < 2:
+        return tuple(changes)
+    adjusted = stats.holm([c.fisher.p_value for c in changes])
+    return tuple(dataclasses.replace(c, adjusted_p_value=p) for c, p in zip(changes, adjusted))
 
 
 RELATIVE_ASSUMPTIONS = (

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from reportgen.model.claim_keys import Pair
 from reportgen.model.source import ValidatedRun
 from reportgen.stats import Estimate, RateEstimate, TestResult, Verdict
 
-if TYPE_CHECKING:
-    pass
-if TYPE_CHECKING:
-    pass
 from reportgen.stats import BootstrapEstimate, PairedBinaryResult, PairedEstimate
 
 
@@ -128,9 +124,14 @@ class BlockFlag:
 
     @property
     def message(self) -> str:
-        return (f"block {self.block} contributes {self.share:.0%} of the overall difference; with "
-                f"{self.n_blocks} blocks an even spread would be {1 / self.n_blocks:.0%} each: the difference "
-                "may come from one period rather than from the services")
+        even = f"with {self.n_blocks} blocks an even spread would be {1 / self.n_blocks:.0%} each"
+        if self.share > 1:
+            # The other blocks, together, point the other way.
+            return (f"block {self.block} alone contributes more than the whole overall difference (the other "
+                    f"blocks together point the other way); {even}: the difference may come from one period "
+                    "rather than from the services")
+        return (f"block {self.block} contributes {self.share:.0%} of the overall difference; {even}: the "
+                "difference may come from one period rather than from the services")
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,7 @@ class ChangeResult:
     fisher: TestResult
     relative: Estimate | None  # change of (service - reference), parametric bootstrap
     evidence: tuple[str, ...]
+    adjusted_p_value: float | None = None  # Holm, over every service's change test
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,19 @@ class PairedComparison:
     def decided(self) -> Estimate:
         """The interval the verdict reads."""
         return self.bootstrap if self.decided_on == "bootstrap" and self.bootstrap is not None else self.difference
+
+    @property
+    def row_level_width(self) -> str | None:
+        """"narrower", "wider" or "as wide": the row-level interval against the task-level
+        one, or None when either has no width to compare (the page says only what is true)."""
+        if self.row_level is None:
+            return None
+        rows, tasks = self.row_level.high - self.row_level.low, self.difference.high - self.difference.low
+        if not (math.isfinite(rows) and math.isfinite(tasks)):
+            return None
+        if math.isclose(rows, tasks, rel_tol=1e-9, abs_tol=1e-12):
+            return "as wide"
+        return "narrower" if rows < tasks else "wider"
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ def paired_claims(p: PairedComparison, scope: Scope, headline_only: bool) -> lis
         out.append(Claim(
             scope.key(pair, "row_level"), "paired_difference",
             f"For contrast only, NOT a result: the same difference analysed as if its {r.n} rows "
-            f"were {r.n} independent {units}; too narrow, since repetitions of one task are not independent",
+            f"were {r.n} independent {units}; wrong, since repetitions of one task are not independent",
             shown, unit, p.evidence))
     interval = "cluster bootstrap" if p.decided_on == "bootstrap" else "paired t"
     out.append(Claim(
@@ -107,7 +107,8 @@ def change_claims(analysis: ExperimentAnalysis) -> list[Claim]:
             ClaimKey(run_id, ch.service, "change.fisher"), "test",
             f"Fisher exact test, two-sided, of {ch.service}'s pass counts in window {ch.first_window} "
             f"vs window {ch.last_window}",
-            Tested(ch.fisher, rows=(f"window {ch.last_window}", f"window {ch.first_window}")), None, ch.evidence))
+            Tested(ch.fisher, ch.adjusted_p_value, None if ch.adjusted_p_value is None else "holm",
+                   rows=(f"window {ch.last_window}", f"window {ch.first_window}")), None, ch.evidence))
         if ch.relative is not None:
             out.append(Claim(
                 ClaimKey(run_id, ch.service, "change_vs_reference"), "difference",

@@ -114,8 +114,7 @@ def value(claim: Claim) -> str:
         if claim.p_value is None:
             return "undefined"
         adjusted = f", {claim.adjustment} {p_value(claim.adjusted_p_value)}" if claim.adjusted_p_value is not None else ""
-        shown = p_value(claim.p_value)
-        return f"p {shown if shown[0] in '<>' else '= ' + shown}{adjusted}"
+        return f"{p_is(claim.p_value)}{adjusted}"
     if claim.kind == "rank":
         return f"group {claim.group}"
     if claim.unit == "ms":
@@ -125,6 +124,12 @@ def value(claim: Claim) -> str:
     if claim.kind == "count" and claim.numerator is not None:
         return str(claim.numerator)
     return "undefined" if claim.estimate is None else f"{claim.estimate:g}"
+
+
+def p_is(value: float | None) -> str:
+    """"p = 0.0123", "p < 0.0001": a p-value as a phrase (never "p = < 0.0001")."""
+    shown = p_value(value)
+    return f"p {shown}" if shown[0] in "<>" else f"p = {shown}"
 
 
 def p_value_reading(p: float, alpha: float) -> str:

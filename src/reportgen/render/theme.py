@@ -77,7 +77,7 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
     env.filters["text"] = element_text
     env.filters["anchor"] = anchor
     env.globals.update(
-        percent=present.percent, points=present.points, p_value=present.p_value,
+        percent=present.percent, points=present.points, p_value=present.p_value, p_is=present.p_is,
         milliseconds=present.milliseconds, claim_value=present.value,
         claim_interval=present.interval, claim_level=present.level,
         magnitude_points=present.magnitude_points, score=present.score,
