@@ -160,7 +160,14 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
     if not low < high:
         # One pair, or differences all equal: a zero-width interval shows nothing.
         low = high = float("nan")
-    verdict = _verdict(contract, low, high, critical)
+    # With pass/fail pairs the exact McNemar test is printed beside the t interval; the
+    # two can disagree near the boundary (5 discordant pairs, all one way: t rejects,
+    # McNemar p = 0.0625), so a direction needs both. Clustered pairs are decided on the
+    # cluster bootstrap alone, since McNemar assumes independent pairs too.
+    test = None
+    if binary is not None and decided_on == "t":
+        test = stats.Test(binary.mcnemar.p_value, contract.alpha, "the exact McNemar test")
+    verdict = _verdict(contract, low, high, critical, test)
     evidence = tuple(i for r in rows for i in r.candidate_calls) + tuple(i for r in rows for i in r.baseline_calls)
     return PairedComparison(
         baseline=baseline, candidate=candidate, unit="task" if repeated else "pair",
@@ -170,13 +177,15 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
         left_out=left_out, evidence=evidence)
 
 
-def _verdict(contract: RunContract, low: float, high: float, critical: bool) -> Verdict:
+def _verdict(contract: RunContract, low: float, high: float, critical: bool,
+             test: stats.Test | None = None) -> Verdict:
     """Decide on the interval of candidate - baseline, in the contract's direction. The
-    t interval inverts the paired t test printed beside it, so the two always agree."""
+    t interval inverts the paired t test printed beside it, so those two always agree;
+    ``test`` is any other test the page prints beside the decision."""
     return stats.decide(low, high, min_useful_effect=contract.min_useful_effect,
                         noninferiority_margin=contract.noninferiority_margin,
                         critical_failure=contract.block_on_critical and critical,
-                        higher_is_better=contract.higher_is_better)
+                        higher_is_better=contract.higher_is_better, test=test)
 
 
 def paired_comparison(contract: RunContract, calls: Sequence[Call], rows: Sequence[PairRow] | None = None) -> PairedComparison:
