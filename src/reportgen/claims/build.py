@@ -70,11 +70,12 @@ def _service_detail_claims(s: ServiceResult, scope: Scope) -> list[Claim]:
         scope.key(s.service, "complete_pass_rate"), "rate",
         f"{s.service} passed {s.complete_pass.numerator} of its {s.complete_pass.denominator} complete returns",
         s.complete_pass, "rate", s.complete_calls)]
-    n_failed = sum(len(ids) for _, ids in s.failures)
+    failed = tuple(i for _, ids in s.failures for i in ids)
     out.append(Claim(
         scope.key(s.service, "technical_failures"), "count",
-        f"{s.service} had {n_failed} technical failures among {len(s.first_calls)} logged first submissions",
-        Count(n_failed, len(s.first_calls)), "calls", tuple(i for _, ids in s.failures for i in ids)))
+        f"{s.service} had {len(failed)} technical failures among {len(s.first_calls)} logged first submissions",
+        Count(len(failed), len(s.first_calls), "matched" if failed else "counted_over"), "calls",
+        failed or s.first_calls))
     for status, ids in s.failures:
         out.append(Claim(
             scope.key(s.service, "technical_failures", status), "count",
@@ -84,7 +85,7 @@ def _service_detail_claims(s: ServiceResult, scope: Scope) -> list[Claim]:
         out.append(Claim(
             scope.key(s.service, "missing_calls"), "count",
             f"{s.service}: {s.n_missing} planned first submissions have no row in the log and count as "
-            "non-passes", Count(s.n_missing), "calls"))
+            "non-passes", Count(s.n_missing, evidence_is="counted_over"), "calls", s.first_calls))
     if s.mean_score is not None:
         out.append(Claim(
             scope.key(s.service, "mean_score"), "quantity",

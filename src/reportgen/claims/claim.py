@@ -34,6 +34,9 @@ class Count:
 
     n: int
     of: int | None = None
+    # The evidence of a count is the calls it found; a count of none (or of rows that
+    # are absent) cites the calls it counted over instead, so every number links to calls.
+    evidence_is: Literal["matched", "counted_over"] = "matched"
 
 
 @dataclass(frozen=True)
@@ -234,6 +237,11 @@ class Claim:
         return v.reason + (f" {v.noninferiority_text}" if v.noninferiority_text else "")
 
     @property
+    def evidence_is(self) -> str | None:
+        """For a count: "matched" (the calls it found) or "counted_over" (the calls it looked at)."""
+        return self.result.evidence_is if isinstance(self.result, Count) else None
+
+    @property
     def group(self) -> int | None:
         return self.result.group if isinstance(self.result, RankResult) else None
 
@@ -270,6 +278,8 @@ class Claim:
             "assumptions": list(self.assumptions), "warnings": list(self.warnings),
             "evidence": list(self.evidence), "findings": list(self.findings),
         }
+        if isinstance(self.result, Count):
+            out["evidence_is"] = self.result.evidence_is
         if self.statistic_name is not None:  # a test's estimate is its statistic: say which
             out["statistic_name"] = self.statistic_name
         not_finite = {name: _reason(value) for name, value in (

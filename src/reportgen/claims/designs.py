@@ -82,8 +82,9 @@ def _pair_cell_claims(p: PairedComparison, scope: Scope, pair: Pair) -> list[Cla
                                ("only_candidate", t.only_b, f"only {p.candidate} passed"),
                                ("both_fail", t.both_fail, "neither passed")):
         ids = tuple(i for r in p.rows if _cell(r) == name for i in r.candidate_calls + r.baseline_calls)
+        counted = ids or tuple(i for r in p.rows if _cell(r) for i in r.candidate_calls + r.baseline_calls)
         out.append(Claim(scope.key(pair, "pairs", name), "count", f"Pairs where {label}, of {t.n}",
-                         Count(count, t.n), "pairs", ids))
+                         Count(count, t.n, "matched" if ids else "counted_over"), "pairs", counted))
     return out
 
 
