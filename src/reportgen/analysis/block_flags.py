@@ -63,7 +63,9 @@ def _paired_parts(paired: PairedComparison, blocks: tuple[GroupAnalysis, ...]) -
             if row.candidate is None or row.baseline is None or row.unit not in totals:
                 continue
             k_c, k_b = totals[row.unit]
-            part += (row.candidate * len(row.candidate_calls) / k_c - row.baseline * len(row.baseline_calls) / k_b)
+            # A side with no call (a missing pair member) has a fixed value of its own block.
+            part += (row.candidate * (len(row.candidate_calls) / k_c if k_c else 1.0)
+                     - row.baseline * (len(row.baseline_calls) / k_b if k_b else 1.0))
         parts.append((block.block, part / n))
     return parts
 
