@@ -510,3 +510,16 @@ def test_the_row_level_contrast_is_called_narrower_only_when_it_is(make_source, 
     page = text(built(run_cli, source, tmp_path / "site") / "experiments" / "mini" / "index.html")
     assert "as 6 independent tasks gives this wider interval here." in page
     assert "narrower interval" not in page
+
+
+def test_a_pair_missing_one_side_in_a_schedule_of_blocks_builds(make_source):
+    # The missing side has no call to weigh by: its fixed non-pass belongs to its pair's block.
+    contract = PAIRED.replace('blocks = ["1", "2"]', 'blocks = ["1", "2", "3"]').replace(
+        "planned_calls = 4", "planned_calls = 9")
+    rows = paired_rows([0] * 9, [0] * 9, block_id=[str(i % 3 + 1) for i in range(9)])
+    for row in rows:
+        row["qualified"] = "true" if row["service"] == "Y" or row["call_id"] == "X-4" else "false"
+    rows = [r for r in rows if r["call_id"] != "X-2"]
+    analysis, _ = analysed(make_source(rows, contract=contract))
+    assert analysis.paired.difference.low > 0  # a shown difference: its blocks are weighed
+    assert analysis.block_flags == ()  # spread evenly over the three blocks
