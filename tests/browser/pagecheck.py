@@ -48,6 +48,7 @@ MAIN_PAGES = {
     "index": "v1/index.html",
     "experiment": "v1/experiments/pelican-ab/index.html",
     "service": "v1/experiments/pelican-ab/B.html",
+    "leaderboard-entry": "v1/experiments/relay-leaderboard/relay-04.html",
     "leaderboard": "v1/experiments/relay-leaderboard/index.html",
     "paired-score": "v1/experiments/seeds-paired/index.html",
     "paired-binary": "v1/experiments/tasks-paired/index.html",
@@ -63,7 +64,7 @@ MAIN_PAGES = {
 }
 
 # The page types photographed at both sizes.
-SCREENSHOT_PAGES = ["index", "experiment", "service", "leaderboard", "paired-score", "paired-binary",
+SCREENSHOT_PAGES = ["index", "experiment", "service", "leaderboard-entry", "leaderboard", "paired-score", "paired-binary",
                     "repeated", "longitudinal", "evidence", "call",
                     "call-render-failed", "claims", "narrative"]
 
@@ -310,8 +311,13 @@ _OVERFLOW = """() => {
     + (e.parentElement ? ` in ${e.parentElement.tagName.toLowerCase()}` : "")
     + ` (${Math.round(e.getBoundingClientRect().right)}px): `
     + JSON.stringify(e.textContent.trim().slice(0, 40));
+  // Tables that scroll inside their own box (allowed on a phone, not at desktop widths).
+  const scrolling = Array.from(document.querySelectorAll("table"))
+    .filter(t => t.scrollWidth > t.clientWidth + 1)
+    .map(t => `table.${t.className} (${t.scrollWidth}px in ${t.clientWidth}px): `
+      + JSON.stringify((t.caption ? t.caption.textContent : t.textContent).trim().slice(0, 40)));
   return {scrollWidth: document.documentElement.scrollWidth, width,
-          wide: Array.from(new Set(leaves.map(name))).slice(0, 8)};
+          wide: Array.from(new Set(leaves.map(name))).slice(0, 8), scrolling};
 }"""
 
 
@@ -339,6 +345,8 @@ def capture_page(context, base_url: str, page_path: str, screenshot: Path, size:
     if overflow["scrollWidth"] > overflow["width"] and not problems:
         problems.append(f"{where}: {overflow['scrollWidth']}px wide, wider than the "
                         f"{overflow['width']}px screen")
+    if size == "desktop":  # at a desktop's width every table fits: none scrolls sideways
+        problems += [f"{where}: a table scrolls sideways: {t}" for t in overflow["scrolling"]]
     return problems
 
 

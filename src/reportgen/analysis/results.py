@@ -27,6 +27,10 @@ class ServiceResult:
     critical_calls: tuple[str, ...]
     mean_score: float | None = None  # score metric: mean over complete returns with a score
     scored_calls: tuple[str, ...] = ()
+    score_sd: float | None = None  # sample sd of those scores (n - 1), with two or more
+    # Score metric: complete returns of all planned first submissions. A score run's
+    # "pass" means only that a call completed, so this is what its table shows.
+    completed: RateEstimate | None = None
 
 
 @dataclass(frozen=True)

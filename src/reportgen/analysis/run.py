@@ -173,6 +173,8 @@ def _service_result(service: str, calls: list[Call], planned: int, cl: float,
         critical_calls=tuple(c.call_id for c in calls if c.critical),
         mean_score=float(np.mean([c.score for c in scored])) if scored else None,
         scored_calls=tuple(c.call_id for c in scored),
+        score_sd=float(np.std([c.score for c in scored], ddof=1)) if len(scored) > 1 else None,
+        completed=stats.wilson(len(complete), denominator, cl) if with_score else None,
     )
 
 

@@ -58,6 +58,8 @@ def _group_claims(analysis: ExperimentAnalysis, group: GroupAnalysis, scope: Sco
             f"first submissions{scope.where}", s.first_pass, "rate", s.first_calls))
         if not headline_only:
             out += _service_detail_claims(s, scope)
+        elif s.mean_score is not None:  # a score run's blocks and slices show their mean scores
+            out.append(_mean_score_claim(s, scope))
     for c in group.comparisons:
         out += _comparison_claims(c, scope, headline_only)
     for p in group.paired:
@@ -86,12 +88,18 @@ def _service_detail_claims(s: ServiceResult, scope: Scope) -> list[Claim]:
             scope.key(s.service, "missing_calls"), "count",
             f"{s.service}: {s.n_missing} planned first submissions have no row in the log and count as "
             "non-passes", Count(s.n_missing, evidence_is="counted_over"), "calls", s.first_calls))
-    if s.mean_score is not None:
+    if s.completed is not None:
         out.append(Claim(
-            scope.key(s.service, "mean_score"), "quantity",
-            f"{s.service}: mean score of {len(s.scored_calls)} complete returns (arithmetic mean; "
-            "the comparison rests on the paired differences, not on these means)",
-            Quantity(s.mean_score, "mean", len(s.scored_calls)), "score", s.scored_calls))
+            scope.key(s.service, "completed"), "rate",
+            f"{s.service} returned a complete answer to {s.completed.numerator} of {s.completed.denominator} "
+            f"planned first submissions{scope.where}", s.completed, "rate", s.first_calls))
+    if s.mean_score is not None:
+        out.append(_mean_score_claim(s, scope))
+    if s.score_sd is not None:
+        out.append(Claim(
+            scope.key(s.service, "score_sd"), "quantity",
+            f"{s.service}: sample standard deviation (n − 1) of the scores of {len(s.scored_calls)} complete returns",
+            Quantity(s.score_sd, "sample-sd", len(s.scored_calls)), "score", s.scored_calls))
     for name, value, label, method in (
             ("latency_median_ms", s.latency_median_ms, "median", "median"),
             ("latency_p90_ms", s.latency_p90_ms, "90th percentile", "percentile-linear")):
@@ -101,6 +109,15 @@ def _service_detail_claims(s: ServiceResult, scope: Scope) -> list[Claim]:
                 f"{s.service}: {label} latency of {len(s.complete_calls)} complete returns",
                 Quantity(value, method), "ms", s.complete_calls))
     return out
+
+
+def _mean_score_claim(s: ServiceResult, scope: Scope) -> Claim:
+    assert s.mean_score is not None
+    return Claim(
+        scope.key(s.service, "mean_score"), "quantity",
+        f"{s.service}: mean score of {len(s.scored_calls)} complete returns{scope.where} (arithmetic mean; "
+        "the comparison rests on the paired differences, not on these means)",
+        Quantity(s.mean_score, "mean", len(s.scored_calls)), "score", s.scored_calls)
 
 
 def _comparison_claims(c: ComparisonResult, scope: Scope, headline_only: bool) -> list[Claim]:

@@ -49,13 +49,15 @@ def _base(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
 
 
 def build_charts(analysis: ExperimentAnalysis) -> tuple[Chart, ...]:
-    charts = [_rates(analysis)]
+    # A score run's "pass" only says a call completed: no pass-rate charts for it.
+    scored = analysis.run.contract.primary_metric == "score"
+    charts = [] if scored else [_rates(analysis)]
     if analysis.overall.comparisons:
         charts.append(_difference(analysis))
     # Pass/fail pairs take only three differences: their 2×2 table says it all.
     if analysis.paired is not None and analysis.paired.difference.n and analysis.paired.binary is None:
         charts.append(_paired(analysis))
-    if analysis.blocks and len(analysis.overall.services) <= 6:  # past that, the per-block table reads better
+    if analysis.blocks and len(analysis.overall.services) <= 6 and not scored:  # past 6, the table reads better
         charts.append(_blocks(analysis))
     latency = _latency(analysis)
     if latency is not None:

@@ -119,6 +119,8 @@ def value(claim: Claim) -> str:
         return f"group {claim.group}"
     if claim.unit == "ms":
         return milliseconds(claim.estimate)
+    if claim.unit == "score" and claim.method == "sample-sd":
+        return f"sd {score(claim.estimate, signed=False)}"
     if claim.unit == "score":
         return f"{score(claim.estimate, signed=False)} ({claim.numerator} scored)"
     if claim.kind == "count" and claim.numerator is not None:

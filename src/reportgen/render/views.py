@@ -45,6 +45,7 @@ class ServiceView:
     service: Service
     result: ServiceResult
     calls: tuple[CallView, ...]
+    findings: tuple[Finding, ...] = ()  # audit findings that weaken a claim about this service
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +105,9 @@ def run_view(run: RunReport) -> RunView:
     by_service: dict[str, list[CallView]] = {}
     for view in calls:
         by_service.setdefault(view.call.service, []).append(view)
-    services = tuple(ServiceView(s.id, s, analysis.overall.service(s.id), tuple(by_service.get(s.id, ())))
+    touching = _findings_by_service(run)
+    services = tuple(ServiceView(s.id, s, analysis.overall.service(s.id), tuple(by_service.get(s.id, ())),
+                                 touching.get(s.id, ()))
                      for s in contract.services)
     return RunView(
         id=contract.id, contract=contract, analysis=analysis, services=services, calls=tuple(calls),
@@ -112,3 +115,17 @@ def run_view(run: RunReport) -> RunView:
         log_unit="row" if vr.log.name.endswith(".parquet") else "line", renderer=run.settings.short(),
         findings=run.findings, charts=run.charts, claims={c.key: c for c in run.claims},
     )
+
+
+def _findings_by_service(run: RunReport) -> dict[str, tuple[Finding, ...]]:
+    """Each service's findings: those that weaken a claim about it, or about its own
+    comparison with the baseline (the claims already carry which findings weaken them),
+    in the audit's order. A comparison's findings are the candidate's, not the baseline's:
+    on a board of twelve, the baseline's page would otherwise list everyone's."""
+    ids: dict[str, set[str]] = {}
+    for claim in run.claims:
+        if claim.findings:
+            subject = claim.key.subject
+            service = subject.candidate if isinstance(subject, Pair) else subject
+            ids.setdefault(service, set()).update(claim.findings)
+    return {service: tuple(f for f in run.findings if f.id in found) for service, found in ids.items()}
