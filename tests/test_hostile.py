@@ -343,3 +343,72 @@ def test_many_unclosed_svg_tags_are_one_pass():
     # The lazy regex retried from each of these: about ten seconds for this response.
     assert list(svg_spans("<svg " * 20_000)) == []
     assert list(svg_spans("<svg " * 20_000 + "</svg>")) == [(0, 100_006)]
+
+
+# Embedded data: images and SVG repairs read untrusted bytes: any input gives a result or a
+# refusal naming why, in one pass.
+IMAGE_PREFIXES = [b"", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", b"GIF89a", b"GIF87a\x01\x00\x01\x00\xf7", b"\xff\xd8",
+                  b"\xff\xd8\xff\xc0\x00\x11\x08"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(IMAGE_PREFIXES), st.binary(max_size=200), st.sampled_from(["image/png", "image/gif", "image/jpeg"]))
+def test_embedded_image_headers_never_raise(prefix, rest, media):
+    import base64
+
+    from reportgen.render.embedded_images import EmbeddedImageRefused, EmbeddedImages, gif_size, jpeg_size, png_size
+
+    blob = prefix + rest
+    for read in (png_size, gif_size, jpeg_size):
+        size = read(blob)
+        assert size is None or (len(size) == 2 and min(size) >= 0)
+    try:
+        out = EmbeddedImages().fetch(f"data:{media};base64,{base64.b64encode(blob).decode()}", "image/*")
+    except EmbeddedImageRefused as exc:
+        assert str(exc).startswith(("an embedded", "the embedded"))
+    else:
+        assert out == blob
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80))
+def test_any_data_uri_is_drawn_or_refused(rest):
+    from reportgen.render.embedded_images import EmbeddedImageRefused, EmbeddedImages
+
+    try:
+        EmbeddedImages().fetch("data:" + rest, "image/*")
+    except EmbeddedImageRefused as exc:
+        assert str(exc)
+
+
+SVG_PIECES = ['<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4">', "<svg>", "<svg/>", "</svg>", "</svg >",
+              "<rect", ' a="1"', " a='2'", "/>", ">", "<", "Here is ", "```svg\n", "<!--", "-->", "<![CDATA[", "]]>",
+              '<?xml version="1.0"?>', "<use xlink:href='#a'/>", "&", "<think>", "</think>", "\n", "é"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(SVG_PIECES), max_size=30))
+def test_svg_repairs_never_raise(pieces):
+    from reportgen.render.sanitize import parse_svg
+    from reportgen.render.svg_repair import prepare_svg
+
+    data = "".join(pieces).encode()
+    prepared = prepare_svg(data, "0" * 64)
+    assert (prepared.root is None) == (prepared.problem is not None)
+    assert len(prepared.notes) <= 3 and all(n.endswith(f"(original sha256 {'0' * 64})") for n in prepared.notes)
+    if prepared.root is not None:
+        assert parse_svg(prepared.data).tag.endswith("svg")
+
+
+@pytest.mark.parametrize("data", [
+    b"<svg " * 50_000, b"<svg>" * 50_000, b"</svg>" + b"<svg " * 50_000 + b"/>", b"x<svg>" + b"</svg " * 50_000,
+    b"<a" + b' b="1"' * 50_000 + b"/>", b"<a b='" * 50_000, b"<!--" * 50_000, b"Here:\n" + b"<svg><svg/>" * 30_000,
+])
+def test_svg_repairs_are_one_pass(data):
+    from reportgen.render.svg_repair import drop_duplicate_attributes, prepare_svg, svg_element_span
+
+    started = time.monotonic()
+    svg_element_span(data)
+    drop_duplicate_attributes(data)
+    prepare_svg(data, "0" * 64)
+    assert time.monotonic() - started < 2, "a repair scan took more than linear time"

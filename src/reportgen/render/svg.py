@@ -4,7 +4,8 @@ Three artifacts per drawing call, each hashed, so a reader can see how one came 
 the other: the raw response, the SVG (from the log's folder, or extracted from the
 response), and the PNG this build rendered. Rendering runs in worker processes with a
 time budget and bounded output size; CairoSVG only ever gets bytes we read ourselves
-and a URL fetcher that refuses everything.
+and a URL fetcher that refuses every file and URL (it decodes only embedded data:
+images, within limits: see embedded_images).
 """
 
 from __future__ import annotations
@@ -16,17 +17,19 @@ import os
 import re
 import signal
 import threading
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
 from reportgen.errors import ReportgenError
 from reportgen.model.artifacts import Render, RenderSettings, sha256
 from reportgen.model.config import RunContract
 from reportgen.model.source import ValidatedRun
-from reportgen.render.sanitize import SVG_NS, SvgRejected, parse_svg, sanitize_svg
+from reportgen.render.embedded_images import EmbeddedImageRefused, EmbeddedImages
+from reportgen.render.sanitize import SvgRejected, sanitize_svg
+from reportgen.render.svg_repair import prepare_svg
 
 RENDER_WIDTH = 512
 MAX_RENDER_HEIGHT = 2048
@@ -51,7 +54,7 @@ def contract_render_settings(contract: RunContract) -> RenderSettings:
                           RENDER_SECONDS, viewport)
 
 
-RENDER_CODE_VERSION = "1"  # bump when render_one changes what it produces
+RENDER_CODE_VERSION = "2"  # bump when render_one changes what it produces
 
 
 def cache_key(svg_sha: str, settings: RenderSettings) -> str:
@@ -249,14 +252,17 @@ _EMPTY_SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>'
 
 class _RefusingFetcher:
     """CairoSVG's url_fetcher: never opens a file or URL. It answers every reference
-    with an empty stand-in and remembers what it refused, for the call page."""
+    with an empty stand-in and remembers what it refused, for the call page. Only an
+    embedded data: image is decoded, within the limits of ``EmbeddedImages``; one it
+    refuses stops the render (EmbeddedImageRefused), named on the call page."""
 
     def __init__(self) -> None:
         self.refused: list[str] = []
+        self.images = EmbeddedImages()
 
     def __call__(self, url: str, resource_type: str) -> bytes:
-        if url.startswith("data:"):
-            raise ValueError("embedded data: images are not decoded")  # keeps the refusal uniform
+        if url[:5].lower() == "data:":
+            return self.images.fetch(url, resource_type)
         self.refused.append(url[:100])
         if resource_type.startswith("image/svg"):
             return _EMPTY_SVG
@@ -279,19 +285,14 @@ def _empty_png() -> bytes:
 def render_one(data: bytes, settings: RenderSettings) -> Render:
     """Parse safely, repair what is recorded as repairable, render to a bounded PNG."""
     svg_sha = sha256(data)
-    notes: list[str] = []
     if not data.strip():
         return _failed(svg_sha, "not rendered: the SVG is empty")
-    if b"xlink:" in data and b"xmlns:xlink" not in data:
-        data = re.sub(rb"<svg\b", b'<svg xmlns:xlink="http://www.w3.org/1999/xlink"', data, count=1)
-        notes.append(f"repaired: declared the missing xlink namespace (original sha256 {svg_sha})")
-    try:
-        root = parse_svg(data)
-    except SvgRejected as exc:
-        return _failed(svg_sha, f"not rendered: {exc}", notes)
-    if root.tag not in (f"{{{SVG_NS}}}svg", "svg"):
-        return _failed(svg_sha, "not rendered: the root element is not <svg>", notes)
-    width, height, size_note = _intrinsic_size(root, settings.viewport)
+    prepared = prepare_svg(data, svg_sha)
+    notes = list(prepared.notes)
+    if prepared.root is None:
+        return _failed(svg_sha, f"not rendered: {prepared.problem}", notes)
+    data = prepared.data
+    width, height, size_note = _intrinsic_size(prepared.root, settings.viewport)
     if size_note:
         notes.append(size_note)
     out_height = round(settings.width * height / width)
@@ -302,9 +303,33 @@ def render_one(data: bytes, settings: RenderSettings) -> Render:
         safe = sanitize_svg(data)
     except SvgRejected:
         safe = None
+    fetcher = _RefusingFetcher()
+    try:
+        png = _convert(data, fetcher, settings, (width, height), out_height)
+    except _RenderTimeout:
+        return _failed(svg_sha, f"not rendered: the renderer did not finish in {settings.seconds:g} s", notes)
+    except EmbeddedImageRefused as exc:
+        return _failed(svg_sha, f"not rendered: {exc}", notes)
+    except RecursionError:
+        return _failed(svg_sha, "not rendered: the SVG references itself without end", notes)
+    except MemoryError:
+        return _failed(svg_sha, "not rendered: the SVG needs more memory than the renderer may use", notes)
+    except Exception as exc:  # CairoSVG raises many types for bad input; all are notes
+        return _failed(svg_sha, f"not rendered: {type(exc).__name__}: {str(exc)[:200]}", notes)
+    image_note = fetcher.images.note()
+    if image_note:
+        notes.append(image_note)
+    if fetcher.refused:
+        shown = ", ".join(dict.fromkeys(fetcher.refused))
+        notes.append(f"{len(fetcher.refused)} external reference(s) refused and drawn as nothing: {shown}")
+    return Render(svg_sha, png, sha256(png), safe, sha256(safe) if safe else None, tuple(notes))
+
+
+def _convert(data: bytes, fetcher: _RefusingFetcher, settings: RenderSettings,
+             size: tuple[float, float], out_height: int) -> bytes:
+    """CairoSVG, on bytes we read ourselves, within the time budget (_RenderTimeout)."""
     from cairosvg.surface import PNGSurface  # svg2png() does not pass url_fetcher on
 
-    fetcher = _RefusingFetcher()
     # The budget is a timer signal, which only the main thread of a process can take
     # (render workers are processes; a direct call from another thread runs unbounded).
     can_alarm = hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
@@ -316,7 +341,7 @@ def render_one(data: bytes, settings: RenderSettings) -> Render:
                 signal.setitimer(signal.ITIMER_REAL, settings.seconds, ALARM_REPEAT_S)
             png = PNGSurface.convert(
                 bytestring=data, url_fetcher=fetcher, unsafe=False,
-                parent_width=width, parent_height=height,
+                parent_width=size[0], parent_height=size[1],
                 output_width=settings.width, output_height=max(1, out_height),
                 background_color="white",
             )
@@ -325,21 +350,10 @@ def render_one(data: bytes, settings: RenderSettings) -> Render:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         if previous is not None and _ALARM["fired"]:  # the budget ran out, whatever caught the alarm
             raise _RenderTimeout
-    except _RenderTimeout:
-        return _failed(svg_sha, f"not rendered: the renderer did not finish in {settings.seconds:g} s", notes)
-    except RecursionError:
-        return _failed(svg_sha, "not rendered: the SVG references itself without end", notes)
-    except MemoryError:
-        return _failed(svg_sha, "not rendered: the SVG needs more memory than the renderer may use", notes)
-    except Exception as exc:  # CairoSVG raises many types for bad input; all are notes
-        return _failed(svg_sha, f"not rendered: {type(exc).__name__}: {str(exc)[:200]}", notes)
+        return png
     finally:
         if previous is not None:
             signal.signal(signal.SIGALRM, previous)
-    if fetcher.refused:
-        shown = ", ".join(dict.fromkeys(fetcher.refused))
-        notes.append(f"{len(fetcher.refused)} external reference(s) refused and drawn as nothing: {shown}")
-    return Render(svg_sha, png, sha256(png), safe, sha256(safe) if safe else None, tuple(notes))
 
 
 _LENGTH = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(px)?\s*$")
