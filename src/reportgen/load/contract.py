@@ -206,7 +206,7 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
     candidates = _candidates(run, design, baseline, service_ids)
     resamples, seed = _bootstrap(run, run_id)
     planned = _planned_calls(run, service_ids)
-    blocks = _blocks(run)
+    blocks, block_count = _blocks(run)
     window_start = run.timestamp("window_start", required=False) or None
     window_end = run.timestamp("window_end", required=False) or None
     concurrency = run.positive_int("concurrency")
@@ -234,7 +234,7 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
         dispute_rule=dispute_rule, block_on_critical=block_on_critical, candidates_tried=candidates_tried,
         slices=slices, failure_score=failure_score, bootstrap_resamples=resamples, bootstrap_seed=seed,
         services=tuple(services), tasks=tasks, environment=_freeze(environment), raw=_freeze(top.table),
-        text=top.text,
+        text=top.text, block_count=block_count,
     )
 
 
@@ -317,14 +317,19 @@ def _planned_calls(run: _Reader, service_ids: list[str]) -> dict[str, int]:
     return planned
 
 
-def _blocks(run: _Reader) -> tuple[str, ...]:
+def _blocks(run: _Reader) -> tuple[tuple[str, ...], int | None]:
+    """The registered block ids, and the count when only a count was registered (its
+    ids then come from the log: ``load.blocks``)."""
     blocks = run.get("blocks", [])
     if _is_int(blocks):
-        blocks = [str(i) for i in range(1, blocks + 1)]
+        if blocks < 1:
+            run.bad("blocks", f"must be a positive number of blocks, got {blocks}")
+            return (), None
+        return (), blocks
     if not isinstance(blocks, list):
         run.bad("blocks", "must be a list of block ids or a number of blocks")
-        return ()
-    return tuple(str(b) for b in blocks)
+        return (), None
+    return tuple(str(b) for b in blocks), None
 
 
 def _tasks(top: _Reader) -> tuple[Any, ...]:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from reportgen.errors import Collector
+from reportgen.load.blocks import resolve_blocks
 from reportgen.load.calllog import MAX_LOG_BYTES, find_log, read_log
 from reportgen.load.contract import load_contract, load_site_config
 from reportgen.load.design_checks import check_design
@@ -87,6 +88,9 @@ def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifact
     log = read_log(logs[0], f"{rel_folder}/{logs[0].name}", problems)
     if log is None or contract is None:
         return None
+    # Before the rows are read: a registered count becomes the log's ids, which every
+    # later stage (per-block tables, the plan per block) takes as the registered blocks.
+    contract = resolve_blocks(contract, log, f"{rel_folder}/run.toml", problems)
     files = files or read_run_files(folder)
     calls = _parse_calls(log, contract, folder if check_artifacts else None, problems, files)
     # A published version records the hashes of request bodies it redacted; a source

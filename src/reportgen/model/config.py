@@ -99,6 +99,8 @@ class RunContract:
     environment: Mapping[str, Any]
     raw: Mapping[str, Any]  # the whole parsed contract, shown on the experiment page
     text: str = ""  # run.toml as written, for line numbers in messages
+    # ``blocks = N``: how many blocks, not their names; loading takes the log's N ids as ``blocks``.
+    block_count: int | None = None
 
     def line_of(self, key: str, table: str = "[run]", nth: int = 1) -> int:
         return _line_of(self.text, key, table, nth)
