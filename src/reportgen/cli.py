@@ -38,13 +38,28 @@ def _fail(exc: Exception, debug: bool) -> None:
     sys.exit(1)
 
 
+DEBUG_HELP = "Show tracebacks for errors."
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="reportgen")
-@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@click.option("--debug", is_flag=True, help=DEBUG_HELP)
 @click.pass_context
 def main(ctx: click.Context, debug: bool) -> None:
     """Turn a pre-registered evaluation run into a static, versioned, auditable website."""
     ctx.obj = {"debug": debug}
+
+
+def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    # The group's own callback has run by now, so this is the dict it made (shared
+    # with the subcommand's context); ``reportgen --debug build`` already set it.
+    if value:
+        ctx.ensure_object(dict)["debug"] = True
+
+
+# The crash hint says "run with --debug": that must work after the command name too
+# (``reportgen build --debug``), where people add flags, not only before it.
+debug_option = click.option("--debug", is_flag=True, expose_value=False, callback=_set_debug, help=DEBUG_HELP)
 
 
 class TerminalProgress:
@@ -68,6 +83,7 @@ class TerminalProgress:
 
 
 @main.command()
+@debug_option
 @click.argument("source", default="content", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--out", default="site", show_default=True, type=click.Path(path_type=Path, file_okay=False),
               help="Site folder; the version is written to OUT/<version>/.")
@@ -107,6 +123,7 @@ def build(ctx: click.Context, source: Path, out: Path, version_label: str | None
 
 
 @main.command()
+@debug_option
 @click.argument("source", default="content", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @click.pass_context
@@ -141,6 +158,7 @@ def check(ctx: click.Context, source: Path, strict: bool) -> None:
 
 
 @main.command()
+@debug_option
 @click.argument("version_folder", type=click.Path(path_type=Path, file_okay=False))
 @click.pass_context
 def verify(ctx: click.Context, version_folder: Path) -> None:
@@ -163,6 +181,7 @@ def verify(ctx: click.Context, version_folder: Path) -> None:
 
 
 @main.command()
+@debug_option
 @click.argument("old", type=click.Path(path_type=Path, file_okay=False))
 @click.argument("new", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--html", "html_out", type=click.Path(path_type=Path, file_okay=False), default=None,
@@ -187,6 +206,7 @@ def diff(ctx: click.Context, old: Path, new: Path, html_out: Path | None) -> Non
 
 
 @main.command()
+@debug_option
 @click.argument("site", default="site", type=click.Path(path_type=Path, file_okay=False, exists=True))
 @click.option("--port", default=8000, show_default=True, help="Port on 127.0.0.1.")
 def serve(site: Path, port: int) -> None:
