@@ -19,11 +19,15 @@ from reportgen.model.findings import Finding
 from reportgen.model.source import ValidatedRun
 
 
-def audit_run(run: ValidatedRun, artifact_hashes: Mapping[str, tuple[str, ...]]) -> tuple[Finding, ...]:
-    """Every warning and error the run's data shows against its contract."""
-    findings: list[Finding] = []
+def audit_run(run: ValidatedRun, artifact_hashes: Mapping[str, tuple[str, ...]],
+              drawings: Mapping[str, str]) -> tuple[Finding, ...]:
+    """Every warning and error the run's data shows against its contract.
+
+    ``artifact_hashes``: each call's files by sha256; ``drawings``: each call's drawing
+    as ``load.artifacts.drawing_digest`` (a build and ``verify`` must pass the same)."""
+    findings: list[Finding] = list(_identical_outputs(run, artifact_hashes, drawings))
     for check in (_plan, _pilot, _exclusions, _interleaving, _concurrency, _returned_model,
-                  _parameters, _identical_outputs, _repeated_seeds, _repetitions, _clusters, _window,
+                  _parameters, _repeated_seeds, _repetitions, _clusters, _window,
                   _retries, _selection, _missing_requests, _complete_without_artifact):
         findings.extend(check(run, artifact_hashes))
     numbered = []
@@ -186,26 +190,48 @@ def _parameters(run: ValidatedRun, _) -> Iterable[Finding]:
                       "different model version, not the service", tuple(unknown))
 
 
-def _identical_outputs(run: ValidatedRun, hashes: Mapping[str, tuple[str, ...]]) -> Iterable[Finding]:
-    """One finding per service: how many of its counted calls repeat another's bytes."""
-    by_hash: dict[str, list[Call]] = defaultdict(list)
+def _identical_outputs(run: ValidatedRun, hashes: Mapping[str, tuple[str, ...]],
+                       drawings: Mapping[str, str]) -> Iterable[Finding]:
+    """Calls that sent the same request and got the same output back, counted as
+    independent draws: the same response (every artifact byte-identical), or the same
+    drawing inside different responses (what is graded is then one drawing, however it
+    was introduced). Different requests answered alike (" B" to two questions) are not
+    a cached draw. One finding per service and kind."""
     counted = {c.call_id: c for c in _formal_first(run)}
-    for call_id, digests in hashes.items():
-        if call_id in counted and digests:
-            by_hash["+".join(sorted(digests))].append(counted[call_id])
+    responses = {cid: "+".join(sorted(digests)) for cid, digests in hashes.items() if digests}
+    same_response = _same_request_groups(counted, responses)
+    same_drawing = [g for g in _same_request_groups(counted, drawings)
+                    if len({responses.get(c.call_id) for c in g}) > 1]  # else listed as identical responses
+    yield from _identical_findings(run, same_response, "identical responses (byte-identical artifacts)", "")
+    yield from _identical_findings(run, same_drawing, "identical drawings inside different responses",
+                                   "; what is graded is one drawing, counted as many")
+
+
+def _same_request_groups(counted: Mapping[str, Call], keys: Mapping[str, str]) -> list[list[Call]]:
+    """Groups of two or more counted calls with the same request hash and the same key."""
+    by_key: dict[tuple[str, str], list[Call]] = defaultdict(list)
+    for call_id, key in keys.items():
+        call = counted.get(call_id)
+        if call is not None:
+            by_key[(call.request_hash, key)].append(call)
+    return [sorted(calls, key=lambda c: c.line) for calls in by_key.values() if len(calls) > 1]
+
+
+def _identical_findings(run: ValidatedRun, groups: list[list[Call]], what: str, why: str) -> Iterable[Finding]:
     repeated: dict[str, list[list[Call]]] = defaultdict(list)
-    for calls in by_hash.values():
-        if len(calls) > 1:
-            for service in sorted({c.service for c in calls}):
-                repeated[service].append(sorted(calls, key=lambda c: c.line))
-    for service, groups in sorted(repeated.items()):
-        groups.sort(key=lambda g: g[0].line)
-        first = groups[0]
-        n_calls = sum(len(g) for g in groups)
+    for calls in groups:
+        for service in sorted({c.service for c in calls}):
+            repeated[service].append(calls)
+    for service, mine in sorted(repeated.items()):
+        mine.sort(key=lambda g: g[0].line)
+        first = mine[0]
+        n_own = sum(1 for g in mine for c in g if c.service == service)
+        # Another service's call with the same output is a shared cache, not a new draw either.
+        shared = ", some shared with other services" if any(c.service != service for g in mine for c in g) else ""
         example = ", ".join(c.call_id for c in first[:5]) + (", ..." if len(first) > 5 else "")
         yield Finding("identical-outputs", "warning", run.log.file, first[1].line, "artifact_path",
-                      f"{service}: {n_calls} calls in {len(groups)} groups have byte-identical artifacts "
-                      f"(for example {example}) but are counted as independent draws", (service,))
+                      f"{service}: {n_own} calls in {len(mine)} groups got {what} to the same request{shared} "
+                      f"(for example {example}) but are counted as independent draws{why}", (service,))
 
 
 def _repeated_seeds(run: ValidatedRun, _) -> Iterable[Finding]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from reportgen.audit.credentials import credential_findings
 from reportgen.audit.protocol import audit_run
 from reportgen.errors import AuditError
-from reportgen.load.artifacts import artifact_hashes, collect_artifacts
+from reportgen.load.artifacts import artifact_hashes, collect_artifacts, drawing_digests
 from reportgen.model.artifacts import CallArtifacts
 from reportgen.model.source import AuditedRun, ValidatedRun, ValidatedSource
 
@@ -18,7 +18,8 @@ def audit_source(validated: ValidatedSource) -> list[AuditedRun]:
 
 def audit_with_artifacts(run: ValidatedRun, artifacts: dict[str, CallArtifacts]) -> AuditedRun:
     """The run checked against its contract, and its inputs for credentials."""
-    findings = audit_run(run, artifact_hashes(artifacts)) + credential_findings(run, artifacts)
+    findings = (audit_run(run, artifact_hashes(artifacts), drawing_digests(artifacts))
+                + credential_findings(run, artifacts))
     return AuditedRun(run, artifacts, findings)
 
 

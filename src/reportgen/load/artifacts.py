@@ -82,6 +82,29 @@ def artifact_hashes(artifacts: dict[str, CallArtifacts]) -> dict[str, tuple[str,
     return {cid: tuple(a.sha256 for a in b.files if a.derived is None) for cid, b in artifacts.items()}
 
 
+def drawing_digests(artifacts: Mapping[str, CallArtifacts]) -> dict[str, str]:
+    """Each call's drawing (its first SVG, given or extracted from the response) as
+    ``drawing_digest``: a hash per call, so comparing drawings keeps no bytes."""
+    out = {}
+    for call_id, bundle in artifacts.items():
+        svg = bundle.first("svg")
+        if svg is not None:
+            out[call_id] = drawing_digest(svg.data)
+    return out
+
+
+_BETWEEN_TAGS = re.compile(rb">\s+<")
+
+
+def drawing_digest(data: bytes) -> str:
+    """sha256 of the drawing an SVG artifact holds: its first ``<svg>...</svg>`` element
+    with whitespace between tags dropped and other runs of whitespace made one space,
+    so the same drawing re-indented, or wrapped in other prose, reads as the same."""
+    span = next(svg_spans(data), None)
+    element = data[span[0]:span[1]] if span else data
+    return sha256(b" ".join(_BETWEEN_TAGS.sub(b"><", element).split()))
+
+
 def _kind(name: str) -> str:
     lower = name.lower()
     if lower.endswith(".svg"):

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.errors import ReportgenError
+from reportgen.load.artifacts import drawing_digest
 from reportgen.load.source import load_source
 from reportgen.model.source import ValidatedSource
 
@@ -85,3 +86,18 @@ def published_artifact_hashes(version: PublishedVersion, run_id: str) -> dict[st
     """As ``artifacts.artifact_hashes``, read back from data/<run>/artifacts.json."""
     return {cid: tuple(e["sha256"] for e in entries if not e.get("derived"))
             for cid, entries in version.artifacts.get(run_id, {}).items()}
+
+
+def published_drawings(version: PublishedVersion, run_id: str) -> dict[str, str]:
+    """As ``artifacts.drawing_digests``, from each call's first SVG as published
+    (artifacts/<sha256>.txt); a file that is missing is left to the manifest check."""
+    out = {}
+    for cid, entries in version.artifacts.get(run_id, {}).items():
+        svg = next((e for e in entries if e.get("kind") == "svg"), None)
+        if svg is None:
+            continue
+        try:
+            out[cid] = drawing_digest((version.folder / "artifacts" / f"{svg['sha256']}.txt").read_bytes())
+        except (OSError, KeyError, TypeError):
+            continue
+    return out

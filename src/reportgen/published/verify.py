@@ -12,7 +12,13 @@ from reportgen.audit.protocol import audit_run
 from reportgen.claims.build import build_claims
 from reportgen.errors import InputError
 from reportgen.published.compare import compare_claim
-from reportgen.published.read import PublishedVersion, load_embedded_source, published_artifact_hashes, read_version
+from reportgen.published.read import (
+    PublishedVersion,
+    load_embedded_source,
+    published_artifact_hashes,
+    published_drawings,
+    read_version,
+)
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,8 @@ def recompute_claims(version: PublishedVersion) -> dict[str, dict[str, Any]]:
     source = load_embedded_source(version)
     claims = {}
     for run in source.runs:
-        findings = audit_run(run, published_artifact_hashes(version, run.contract.id))
+        rid = run.contract.id
+        findings = audit_run(run, published_artifact_hashes(version, rid), published_drawings(version, rid))
         for claim in build_claims(analyze_run(run), findings):
             claims[claim.id] = claim.to_json()
     return claims
