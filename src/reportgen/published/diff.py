@@ -19,7 +19,7 @@ CALL_FIELDS = [f.name for f in fields(Call) if f.name not in ("call_id", "line",
 
 @dataclass(frozen=True)
 class Change:
-    where: str  # e.g. "pelican-ab/run.toml", "pelican-ab/B-02", claim id
+    where: str  # e.g. "pelican-ab/run.toml", "pelican-ab/B-02 (sha256:...)" (a call), claim id
     field: str
     old: Any
     new: Any
@@ -33,7 +33,7 @@ class VersionDiff:
     contract: tuple[Change, ...]
     calls_added: tuple[str, ...]  # "run/call_id (request hash)"
     calls_removed: tuple[str, ...]
-    calls_changed: tuple[Change, ...]
+    calls_changed: tuple[Change, ...]  # where: "run/call_id (request hash)", as added and removed calls
     artifacts_changed: tuple[Change, ...]
     claims_added: tuple[str, ...]
     claims_removed: tuple[str, ...]
@@ -63,10 +63,11 @@ def diff_versions(old_folder: Path, new_folder: Path) -> VersionDiff:
                      for k in sorted(set(old_toml) | set(new_toml)) if old_toml.get(k) != new_toml.get(k)]
         old_calls = {c.call_id: c for c in a.calls} if a else {}
         new_calls = {c.call_id: c for c in b.calls} if b else {}
-        added += [f"{rid}/{i} ({new_calls[i].request_hash})" for i in sorted(set(new_calls) - set(old_calls))]
-        removed += [f"{rid}/{i} ({old_calls[i].request_hash})" for i in sorted(set(old_calls) - set(new_calls))]
+        added += [_call_label(rid, new_calls[i]) for i in sorted(set(new_calls) - set(old_calls))]
+        removed += [_call_label(rid, old_calls[i]) for i in sorted(set(old_calls) - set(new_calls))]
         for call_id in sorted(set(old_calls) & set(new_calls)):
-            changed += _call_changes(f"{rid}/{call_id}", old_calls[call_id], new_calls[call_id])
+            a_call, b_call = old_calls[call_id], new_calls[call_id]
+            changed += _call_changes(_call_label(rid, a_call, b_call), a_call, b_call)
     artifacts = _artifact_changes(old, new)
     old_claims, new_claims = old.claims, new.claims
     claim_changes: list[Change] = []
@@ -99,6 +100,15 @@ def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             out[name] = value
     return out
+
+
+def _call_label(rid: str, call: Call, newer: Call | None = None) -> str:
+    """``run/call_id (request hash)``: a call id is only a name, the hash says which
+    request it sent. A changed hash is shown as both (it is also listed as a change)."""
+    rhash = call.request_hash
+    if newer is not None and newer.request_hash != rhash:
+        rhash = f"{rhash} -> {newer.request_hash}"
+    return f"{rid}/{call.call_id} ({rhash})"
 
 
 def _call_changes(where: str, a: Call, b: Call) -> list[Change]:
