@@ -19,7 +19,6 @@ the differences are resampled by cluster, and the decision rests on that interva
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import defaultdict
 from typing import Sequence
 
@@ -29,6 +28,7 @@ from reportgen import stats
 from reportgen.analysis.results import PairedComparison, PairRow
 from reportgen.model.calls import Call
 from reportgen.model.config import RunContract
+from reportgen.model.ordering import natural_key
 from reportgen.stats import Verdict
 
 
@@ -116,10 +116,6 @@ def task_rows(contract: RunContract, calls: Sequence[Call], baseline: str,
             slice=first.column("slice"), cluster=first.column("cluster_id"), notes=tuple(notes)))
     return tuple(rows), matched
 
-
-def natural_key(text: str) -> tuple:
-    """Sort key that orders the numbers inside ids by value."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text))
 
 
 def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candidate: str,

@@ -19,7 +19,7 @@ import numpy as np
 from reportgen import stats
 from reportgen.analysis.block_flags import block_flags
 from reportgen.analysis.longitudinal import window_changes
-from reportgen.analysis.paired import natural_key, pair_rows, paired_comparison
+from reportgen.analysis.paired import pair_rows, paired_comparison
 from reportgen.analysis.ranks import rank_services
 from reportgen.analysis.results import (
     ComparisonResult,
@@ -33,6 +33,7 @@ from reportgen.analysis.results import (
 from reportgen.analysis.retries import retry_analysis
 from reportgen.model.calls import Call
 from reportgen.model.config import PAIRED_DESIGNS, RunContract
+from reportgen.model.ordering import natural_key
 from reportgen.model.outcomes import TECHNICAL_FAILURES
 from reportgen.model.source import ValidatedRun
 
