@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from typing import Iterable, Mapping
 
 from reportgen.model.calls import Call
-from reportgen.model.config import SPECIAL_VALUES, allowed_attempts, parse_timestamp
+from reportgen.model.config import SPECIAL_VALUES, UNKNOWN, allowed_attempts, parse_timestamp
 from reportgen.model.findings import Finding
 from reportgen.model.source import ValidatedRun
 
@@ -28,7 +28,7 @@ def audit_run(run: ValidatedRun, artifact_hashes: Mapping[str, tuple[str, ...]],
     findings: list[Finding] = list(_identical_outputs(run, artifact_hashes, drawings))
     for check in (_plan, _pilot, _exclusions, _interleaving, _concurrency, _returned_model,
                   _parameters, _repeated_seeds, _repetitions, _clusters, _window,
-                  _retries, _selection, _missing_requests, _complete_without_artifact):
+                  _retries, _selection, _missing_requests, _complete_without_artifact, _written_after_run):
         findings.extend(check(run, artifact_hashes))
     numbered = []
     counts: Counter[str] = Counter()
@@ -150,10 +150,19 @@ def _concurrency(run: ValidatedRun, _) -> Iterable[Finding]:
                       f"started, on average: {text}", scope="comparison")
 
 
+def same_model(requested: str, returned: str) -> bool:
+    """Is ``returned`` the model requested, as far as the strings tell? An empty or
+    "unknown" returned model says nothing; a provider prefix ("ollama/qwen2.5:0.5b"
+    requested, "qwen2.5:0.5b" returned) is the same model, named by its route."""
+    if returned in ("", UNKNOWN) or returned == requested:
+        return True
+    return requested.endswith("/" + returned) or returned.endswith("/" + requested)
+
+
 def _returned_model(run: ValidatedRun, _) -> Iterable[Finding]:
     by_service: dict[str, list[Call]] = defaultdict(list)
     for call in run.calls:
-        if call.returned_model and call.returned_model != call.requested_model:
+        if not same_model(call.requested_model, call.returned_model):
             by_service[call.service].append(call)
     for service, calls in sorted(by_service.items()):
         models = ", ".join(sorted({c.returned_model for c in calls}))
@@ -287,6 +296,15 @@ def _window(run: ValidatedRun, _) -> Iterable[Finding]:
             yield Finding("outside-window", "warning", run.log.file, call.line, "started_at",
                           f"call {call.call_id} started at {call.started_at_text}, outside the registered window "
                           f"{contract.window_start} to {contract.window_end}", (call.service,))
+
+
+def _written_after_run(run: ValidatedRun, _) -> Iterable[Finding]:
+    if run.contract.written_after_run:
+        yield Finding("contract-after-run", "warning", f"{run.rel_folder}/run.toml",
+                      run.contract.line_of("registered_at"), "run.registered_at",
+                      "the contract was written after the run (registered_at = \"unknown\", as an import writes "
+                      "it): its question, thresholds and comparisons were chosen knowing the data, so no decision "
+                      "here was pre-registered", scope="verdict")
 
 
 def _retries(run: ValidatedRun, _) -> Iterable[Finding]:

@@ -61,9 +61,9 @@ def _group_claims(analysis: ExperimentAnalysis, group: GroupAnalysis, scope: Sco
         elif s.mean_score is not None:  # a score run's blocks and slices show their mean scores
             out.append(_mean_score_claim(s, scope))
     for c in group.comparisons:
-        out += _comparison_claims(c, scope, headline_only)
+        out += _comparison_claims(c, scope, headline_only, analysis.run.contract.decision_title)
     for p in group.paired:
-        out += paired_claims(p, scope, headline_only)
+        out += paired_claims(p, scope, headline_only, analysis.run.contract.decision_title)
     return out
 
 
@@ -120,7 +120,7 @@ def _mean_score_claim(s: ServiceResult, scope: Scope) -> Claim:
         Quantity(s.mean_score, "mean", len(s.scored_calls)), "score", s.scored_calls)
 
 
-def _comparison_claims(c: ComparisonResult, scope: Scope, headline_only: bool) -> list[Claim]:
+def _comparison_claims(c: ComparisonResult, scope: Scope, headline_only: bool, decision: str) -> list[Claim]:
     pair = Pair(c.candidate, c.baseline)
     out = [
         Claim(scope.key(pair, "difference"), "difference",
@@ -137,6 +137,6 @@ def _comparison_claims(c: ComparisonResult, scope: Scope, headline_only: bool) -
             level = f"{c.decided_on.confidence_level * 100:.4g}%"
             read_on = f", read on the {level} interval (Bonferroni-adjusted for the run's comparisons)"
         out.append(Claim(scope.key(pair, "verdict"), "decision",
-                         f"Pre-registered decision for {c.candidate} against {c.baseline}{read_on}",
+                         f"{decision} for {c.candidate} against {c.baseline}{read_on}",
                          Decision(c.verdict, c.decision_interval), "rate", c.evidence))
     return out

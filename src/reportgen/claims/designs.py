@@ -26,7 +26,7 @@ def rank_claims(analysis: ExperimentAnalysis) -> list[Claim]:
         for r in analysis.ranks]
 
 
-def paired_claims(p: PairedComparison, scope: Scope, headline_only: bool) -> list[Claim]:
+def paired_claims(p: PairedComparison, scope: Scope, headline_only: bool, decision: str) -> list[Claim]:
     pair = Pair(p.candidate, p.baseline)
     unit = "score" if p.metric == "score" else "rate"
     d = p.difference
@@ -67,7 +67,7 @@ def paired_claims(p: PairedComparison, scope: Scope, headline_only: bool) -> lis
     interval = "cluster bootstrap" if p.decided_on == "bootstrap" else "paired t"
     out.append(Claim(
         scope.key(pair, "verdict"), "decision",
-        f"Pre-registered decision for {p.candidate} against {p.baseline} ({interval} interval)",
+        f"{decision} for {p.candidate} against {p.baseline} ({interval} interval)",
         Decision(p.verdict, p.decided), unit, p.evidence))
     return out
 

@@ -27,6 +27,7 @@ from reportgen.model.config import (
     Phase,
     RunContract,
     Service,
+    UNKNOWN,
     SiteConfig,
     _line_of,
     parse_timestamp,
@@ -196,7 +197,9 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
     run_id = _run_id(run, rel_folder.rsplit("/", 1)[-1])
     design = run.choice("design", DESIGNS)
     phase = run.choice("phase", PHASES, "formal", lambda v: f"must be 'pilot' or 'formal', got {v!r}")
-    registered_at = run.timestamp("registered_at")
+    # "unknown": the contract was written after the run (an import); the audit says so
+    # beside every decision, and no page calls it pre-registered.
+    registered_at = "unknown" if run.get("registered_at") == UNKNOWN else run.timestamp("registered_at")
     primary_metric = _primary_metric(run, design)
     higher = run.flag("higher_is_better", True)
     alpha = run.number("alpha", 0.0, 1.0)
@@ -270,14 +273,17 @@ def _candidates(run: _Reader, design: str, baseline: str, service_ids: list[str]
     candidates = run.get("candidates", [])
     if isinstance(candidates, str):
         candidates = [candidates]
-    if not isinstance(candidates, list) or not candidates or not all(isinstance(c, str) for c in candidates):
+    if not isinstance(candidates, list) or not all(isinstance(c, str) for c in candidates) or (
+            not candidates and not (design == "independent" and len(service_ids) == 1)):
+        # Empty only for an independent run of one service: it reports rates, compares nothing.
         run.bad("candidates", "required: a list of candidate service ids")
         candidates = []
     for key, ids in (("baseline", [baseline] if baseline else []), ("candidates", candidates)):
         for sid in ids:
             if sid not in service_ids:
                 run.bad(key, f"{sid!r} is not a [[service]] id (known: {', '.join(service_ids) or 'none'})")
-    if design in ("independent", *PAIRED_DESIGNS) and len(candidates) != 1:
+    if design in ("independent", *PAIRED_DESIGNS) and len(candidates) != 1 and not (
+            design == "independent" and len(service_ids) == 1):
         run.bad("candidates", f"the {design} design compares exactly one candidate with the baseline")
     return tuple(candidates)
 

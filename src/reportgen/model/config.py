@@ -41,7 +41,9 @@ Metric = Literal["first_pass_rate", "score"]
 METRICS: tuple[Metric, ...] = get_args(Metric)
 
 
-SPECIAL_VALUES = ("unsupported", "unknown")
+# A value the interface does not report, or that cannot be confirmed (never a default).
+UNKNOWN = "unknown"
+SPECIAL_VALUES = ("unsupported", UNKNOWN)
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,17 @@ class RunContract:
     @property
     def confidence_level(self) -> float:
         return 1.0 - self.alpha
+
+    @property
+    def written_after_run(self) -> bool:
+        """registered_at = "unknown": the contract was written after the run (an import)."""
+        return self.registered_at == UNKNOWN
+
+    @property
+    def decision_title(self) -> str:
+        """What a decision is called: pre-registered only when the contract was."""
+        return ("Decision by the contract's rule, written after the run" if self.written_after_run
+                else "Pre-registered decision")
 
     def service(self, service_id: str) -> Service:
         return next(s for s in self.services if s.id == service_id)
