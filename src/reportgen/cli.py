@@ -205,6 +205,40 @@ def diff(ctx: click.Context, old: Path, new: Path, html_out: Path | None) -> Non
         _fail(exc, ctx.obj["debug"])
 
 
+@main.command("import")
+@debug_option
+@click.argument("harness", type=click.Choice(["inspect", "lm-eval", "helm"]))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
+@click.option("--into", required=True, type=click.Path(path_type=Path, file_okay=False),
+              help="Report source folder to write into (created if absent; its reportgen.toml is kept).")
+@click.option("--experiment", default=None, help="Experiment id (default: the task's name).")
+@click.option("--baseline", default=None, help="Model compared against (default: the first by name).")
+@click.pass_context
+def import_(ctx: click.Context, harness: str, paths: tuple[Path, ...], into: Path, experiment: str | None,
+            baseline: str | None) -> None:
+    """Turn a harness's logs (Inspect AI .eval/.json, lm-eval output folders, HELM run
+    folders) into a report source that check and build accept. Logs of one task by
+    several models become one experiment with a service per model; the contract says it
+    was written after the run."""
+    from reportgen.importers.stage import import_logs
+
+    try:
+        created, runs = import_logs(harness, paths, into, experiment, baseline)
+    except Exception as exc:  # noqa: BLE001 - every failure is reported by _fail
+        _fail(exc, ctx.obj["debug"])
+        return
+    if created:
+        click.echo(f"wrote {into / 'reportgen.toml'}")
+    for item in runs:
+        r = item.run
+        n_excluded = sum(c.excluded for c in r.calls)
+        click.echo(f"wrote {item.folder}: {r.design}, {len(r.services)} service(s), {len(r.calls)} calls"
+                   f"{f' ({n_excluded} excluded: held by one log only)' if n_excluded else ''}, metric {r.metric}")
+        for note in r.notes:
+            click.echo(f"  note: {note}")
+    click.echo(f"next: edit the contract(s) (run.toml) with what you know, then `reportgen build {into}`")
+
+
 @main.command()
 @debug_option
 @click.argument("site", default="site", type=click.Path(path_type=Path, file_okay=False, exists=True))

@@ -1,0 +1,132 @@
+"""Harness logs -> imported runs: one experiment per task and metric, one service per
+model, and the design the data allow (what was planned is what each log holds).
+
+- one model: a single-service report (rates, no comparison);
+- two models: ``paired`` on the unit ids both logs hold (``repeated`` when a unit ran
+  several epochs); a unit only one log holds is kept, excluded from the comparison under
+  a registered rule, and counted in the notes;
+- more models: ``leaderboard`` (pass/fail metrics; a score needs a paired design).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from reportgen.errors import InputError, Problem
+from reportgen.importers.names import safe_id
+from reportgen.importers.records import HarnessLog, Sample
+from reportgen.model.ordering import natural_key
+
+ONE_SIDED = "held by one model's log only"
+
+
+@dataclass(frozen=True)
+class ImportedService:
+    id: str
+    log: HarnessLog
+
+
+@dataclass(frozen=True)
+class ImportedCall:
+    service: str
+    call_id: str
+    sample: Sample
+    excluded: bool  # a unit the other models' logs do not hold
+
+
+@dataclass(frozen=True)
+class ImportedRun:
+    id: str
+    task: str
+    metric: str
+    kind: str  # "pass" or "score"
+    design: str  # "independent", "paired", "repeated" or "leaderboard"
+    services: tuple[ImportedService, ...]
+    baseline: str
+    calls: tuple[ImportedCall, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        return tuple(s.id for s in self.services if s.id != self.baseline)
+
+
+def assemble(logs: Sequence[HarnessLog], experiment: str | None = None,
+             baseline: str | None = None) -> tuple[ImportedRun, ...]:
+    """Group the logs by task and metric and make one run of each group."""
+    groups: dict[tuple[str, str], list[HarnessLog]] = defaultdict(list)
+    for log in logs:
+        groups[(log.task, log.metric)].append(log)
+    if experiment is not None and len(groups) > 1:
+        raise InputError([Problem("--experiment", 0, "", f"the logs hold {len(groups)} tasks "
+                                  f"({', '.join(sorted(t for t, _ in groups))}): --experiment names one run")])
+    taken: set[str] = set()
+    runs = []
+    for (task, metric), members in sorted(groups.items()):
+        run_id = safe_id(experiment or (task if len({t for t, _ in groups}) == len(groups) else f"{task}-{metric}"),
+                         taken)
+        taken.add(run_id)
+        runs.append(_run(run_id, task, metric, members, baseline))
+    return tuple(runs)
+
+
+def _run(run_id: str, task: str, metric: str, logs: list[HarnessLog], baseline_model: str | None) -> ImportedRun:
+    models = [log.model for log in logs]
+    duplicated = sorted({m for m in models if models.count(m) > 1})
+    if duplicated:
+        raise InputError([Problem(logs[0].source, 0, "model", f"task {task}: {duplicated[0]!r} has more than one "
+                                  "log; import one log per model and task")])
+    kinds = {log.kind for log in logs}
+    if len(kinds) > 1:
+        raise InputError([Problem(logs[0].source, 0, "metric", f"task {task}: {metric} is pass/fail in one log "
+                                  "and a score in another")])
+    kind = kinds.pop()
+    taken: set[str] = set()
+    services = []
+    for log in sorted(logs, key=lambda item: item.model):
+        sid = safe_id(log.model, taken)
+        taken.add(sid)
+        services.append(ImportedService(sid, log))
+    baseline = _baseline(services, baseline_model, logs[0].source)
+    epochs = any(s.epoch > 1 for log in logs for s in log.samples)
+    design = ("independent" if len(services) == 1 else
+              ("repeated" if epochs else "paired") if len(services) == 2 else "leaderboard")
+    if design == "leaderboard" and kind == "score":
+        raise InputError([Problem(logs[0].source, 0, "metric", f"task {task}: {metric} is a score and "
+                                  f"{len(services)} models logged it; a score is compared in pairs: import "
+                                  "two models at a time")])
+    if design == "leaderboard" and epochs:
+        raise InputError([Problem(logs[0].source, 0, "epoch", f"task {task}: {len(services)} models with "
+                                  "several epochs; import two models at a time (a repeated design)")])
+    shared = set.intersection(*({s.unit for s in svc.log.samples} for svc in services))
+    calls, notes = [], []
+    for svc in services:
+        one_sided = 0
+        for sample in sorted(svc.log.samples, key=lambda s: (natural_key(s.unit), s.epoch)):
+            excluded = len(services) > 1 and sample.unit not in shared
+            one_sided += excluded
+            calls.append(ImportedCall(svc.id, _call_id(svc.id, sample), sample, excluded))
+        if one_sided:
+            notes.append(f"{svc.id}: {one_sided} calls on units {ONE_SIDED} are excluded from the comparison")
+        notes += [f"{svc.id}: {n}" for n in svc.log.notes]
+    ids = [c.call_id for c in calls]
+    if len(set(ids)) != len(ids):
+        raise InputError([Problem(logs[0].source, 0, "id", f"task {task}: a sample id and epoch repeat in one log")])
+    return ImportedRun(run_id, task, metric, kind, design, tuple(services), baseline, tuple(calls), tuple(notes))
+
+
+def _baseline(services: list[ImportedService], model: str | None, source: str) -> str:
+    if model is None:
+        return services[0].id
+    for svc in services:
+        if model in (svc.log.model, svc.id):
+            return svc.id
+    raise InputError([Problem("--baseline", 0, "", f"{model!r} is not a model of these logs: "
+                              f"{', '.join(s.log.model for s in services)}")])
+
+
+def _call_id(service: str, sample: Sample) -> str:
+    return safe_id(f"{service}-{sample.unit}-e{sample.epoch}")
+

@@ -1,0 +1,53 @@
+"""What a harness reader hands to the importer: one model's log of one task, and its
+samples, in the harness's own terms. Readers know formats; they decide nothing about
+designs, ids or files (assemble and write do)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+MetricKind = Literal["pass", "score"]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One graded model call: a sample (or document, or request state) and epoch."""
+
+    unit: str  # the sample / document / instance id: the same id in two logs is the same item
+    epoch: int  # 1-based repetition of the unit
+    request: Mapping[str, object]  # the request as the harness records it (JSON-able)
+    status: str  # "ok" or a technical failure: timeout, api_error, stream_cut, length_limit, harness_error
+    passed: bool | None = None  # a pass/fail metric's outcome (None: a technical failure)
+    score: float | None = None  # a numeric metric's value
+    finish_reason: str = ""
+    failure_reason: str = ""  # why a technical failure happened, in the harness's words
+    grade_reason: str = ""  # the grade as the harness wrote it (e.g. 'accuracy: "C"')
+    returned_model: str = ""  # the model the response names, when the log records one
+    started_at: str = ""  # ISO 8601 with an offset, when the log records it
+    latency_ms: float | None = None
+    slice: str = ""  # a split or subset, when the harness records one
+    artifacts: tuple[tuple[str, bytes], ...] = ()  # (file name, bytes): the output, the transcript
+    columns: Mapping[str, str] = field(default_factory=dict)  # harness ids kept as log columns
+
+
+@dataclass(frozen=True)
+class HarnessLog:
+    """One model's evaluation of one task, as one harness logged it."""
+
+    harness: str  # "inspect", "lm-eval" or "helm"
+    harness_version: str
+    source: str  # the file or folder it was read from, as given (for notes)
+    task: str  # logs of one task (and metric) become one experiment
+    model: str  # as logged, provider prefix and all
+    metric: str  # the metric graded, e.g. "accuracy" or "exact_match"
+    kind: MetricKind
+    started_at: str  # when the run started (ISO 8601 with an offset): the fallback for samples
+    samples: tuple[Sample, ...]
+    params: Mapping[str, object] = field(default_factory=dict)  # generation settings as logged
+    prompt: str = ""  # the task's instruction or first input, for the contract's [task]
+    listed_units: int | None = None  # how many units × epochs the log's header lists
+    aggregate: Mapping[str, float] = field(default_factory=dict)  # the harness's own numbers
+    notes: tuple[str, ...] = ()  # what the reader noticed and the report should say
+    column_notes: Mapping[str, str] = field(default_factory=dict)  # what each kept column is

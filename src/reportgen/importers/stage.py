@@ -1,0 +1,39 @@
+"""``reportgen import``: read a harness's logs, assemble runs, write the source."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from reportgen.importers.assemble import ImportedRun, assemble
+from reportgen.importers.records import HarnessLog
+from reportgen.importers.write import write_run, write_site_file
+
+# Each harness's reader, imported only when asked for (module, function).
+READERS = {"inspect": ("reportgen.importers.inspect", "read_inspect"),
+           "lm-eval": ("reportgen.importers.lm_eval", "read_lm_eval"),
+           "helm": ("reportgen.importers.helm", "read_helm")}
+
+
+@dataclass(frozen=True)
+class Imported:
+    run: ImportedRun
+    folder: Path
+
+
+def read_logs(harness: str, paths: Sequence[Path]) -> list[HarnessLog]:
+    module, function = READERS[harness]
+    return getattr(importlib.import_module(module), function)(list(paths))
+
+
+def import_logs(harness: str, paths: Sequence[Path], into: Path, experiment: str | None = None,
+                baseline: str | None = None) -> tuple[bool, tuple[Imported, ...]]:
+    """Write every run the logs hold under ``into``; (whether reportgen.toml was written, runs).
+    Everything is read and assembled before anything is written: a refused log leaves the
+    source as it was."""
+    runs = assemble(read_logs(harness, paths), experiment, baseline)
+    title = f"Imported {harness} evaluation"
+    created = write_site_file(into, title)
+    return created, tuple(Imported(run, write_run(run, into)) for run in runs)
