@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import math
+import tomllib
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -298,3 +300,30 @@ def test_a_path_that_is_no_lm_eval_output_is_refused_in_one_line(tmp_path: Path)
     assert [p.message for p in caught.value.problems] == [
         "no such file or folder",
         "not an lm-eval results_<date>.json, samples_<task>_<date>.jsonl or a folder holding them"]
+
+
+def test_a_lower_is_better_score_keeps_its_direction_and_a_one_model_score_run_builds(tmp_path: Path) -> None:
+    folder = lm_eval_run(tmp_path / "run", {"mae": [3.5, 0.25, 12.0, 4.0]})
+    results = next(folder.glob("results_*.json"))
+    data = json.loads(results.read_text(encoding="utf-8"))
+    data["higher_is_better"]["toy"]["mae"] = False
+    results.write_text(json.dumps(data), encoding="utf-8")
+    [log] = read_lm_eval([folder])
+    assert (log.kind, log.higher_is_better) == ("score", False)
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_site_file(src, "lm-eval import")
+    [run] = assemble([log])
+    written = write_run(run, src)
+    contract = tomllib.loads((written / "run.toml").read_text(encoding="utf-8"))["run"]
+    assert (contract["higher_is_better"], contract["primary_metric"], contract["candidates"]) == (False, "score", [])
+    runner = CliRunner()
+    built = runner.invoke(main, ["build", str(src), "--out", str(out), "-q"])
+    assert built.exit_code == 0, built.output
+    assert runner.invoke(main, ["verify", str(out / "v1")]).exit_code == 0
+    claims = {c["id"]: c for c in json.loads((out / "v1" / "data" / "results.json").read_text())["claims"]}
+    service = run.services[0].id
+    assert claims[f"toy.{service}.mean_score"]["estimate"] == pytest.approx(np.mean([3.5, 0.25, 12.0, 4.0]))
+    assert claims[f"toy.{service}.score_sd"]["estimate"] == pytest.approx(np.std([3.5, 0.25, 12.0, 4.0], ddof=1))
+    page = (out / "v1" / "experiments" / "toy" / "index.html").read_text(encoding="utf-8")
+    assert "paired differences" not in page and "Fixed before the formal run" not in page
+    assert "Written after the run" in page

@@ -57,9 +57,9 @@ def _group_claims(analysis: ExperimentAnalysis, group: GroupAnalysis, scope: Sco
             f"{s.service} passed {s.first_pass.numerator} of {s.first_pass.denominator} planned "
             f"first submissions{scope.where}", s.first_pass, "rate", s.first_calls))
         if not headline_only:
-            out += _service_detail_claims(s, scope)
+            out += _service_detail_claims(s, scope, bool(group.paired))
         elif s.mean_score is not None:  # a score run's blocks and slices show their mean scores
-            out.append(_mean_score_claim(s, scope))
+            out.append(_mean_score_claim(s, scope, bool(group.paired)))
     for c in group.comparisons:
         out += _comparison_claims(c, scope, headline_only, analysis.run.contract.decision_title)
     for p in group.paired:
@@ -67,7 +67,7 @@ def _group_claims(analysis: ExperimentAnalysis, group: GroupAnalysis, scope: Sco
     return out
 
 
-def _service_detail_claims(s: ServiceResult, scope: Scope) -> list[Claim]:
+def _service_detail_claims(s: ServiceResult, scope: Scope, paired: bool) -> list[Claim]:
     out = [Claim(
         scope.key(s.service, "complete_pass_rate"), "rate",
         f"{s.service} passed {s.complete_pass.numerator} of its {s.complete_pass.denominator} complete returns",
@@ -94,7 +94,7 @@ def _service_detail_claims(s: ServiceResult, scope: Scope) -> list[Claim]:
             f"{s.service} returned a complete answer to {s.completed.numerator} of {s.completed.denominator} "
             f"planned first submissions{scope.where}", s.completed, "rate", s.first_calls))
     if s.mean_score is not None:
-        out.append(_mean_score_claim(s, scope))
+        out.append(_mean_score_claim(s, scope, paired))
     if s.score_sd is not None:
         out.append(Claim(
             scope.key(s.service, "score_sd"), "quantity",
@@ -111,12 +111,12 @@ def _service_detail_claims(s: ServiceResult, scope: Scope) -> list[Claim]:
     return out
 
 
-def _mean_score_claim(s: ServiceResult, scope: Scope) -> Claim:
+def _mean_score_claim(s: ServiceResult, scope: Scope, paired: bool) -> Claim:
     assert s.mean_score is not None
+    why = "; the comparison rests on the paired differences, not on these means" if paired else ""
     return Claim(
         scope.key(s.service, "mean_score"), "quantity",
-        f"{s.service}: mean score of {len(s.scored_calls)} complete returns{scope.where} (arithmetic mean; "
-        "the comparison rests on the paired differences, not on these means)",
+        f"{s.service}: mean score of {len(s.scored_calls)} complete returns{scope.where} (arithmetic mean{why})",
         Quantity(s.mean_score, "mean", len(s.scored_calls)), "score", s.scored_calls)
 
 

@@ -49,6 +49,10 @@ class ImportedRun:
     notes: tuple[str, ...]
 
     @property
+    def higher_is_better(self) -> bool:
+        return self.services[0].log.higher_is_better
+
+    @property
     def candidates(self) -> tuple[str, ...]:
         return tuple(s.id for s in self.services if s.id != self.baseline)
 
@@ -83,6 +87,9 @@ def _run(run_id: str, task: str, metric: str, logs: list[HarnessLog], baseline_m
         raise InputError([Problem(logs[0].source, 0, "metric", f"task {task}: {metric} is pass/fail in one log "
                                   "and a score in another")])
     kind = kinds.pop()
+    if len({log.higher_is_better for log in logs}) > 1:
+        raise InputError([Problem(logs[0].source, 0, "metric", f"task {task}: the logs disagree on whether a "
+                                  f"higher {metric} is better")])
     taken: set[str] = set()
     services = []
     for log in sorted(logs, key=lambda item: item.model):

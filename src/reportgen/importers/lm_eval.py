@@ -273,6 +273,7 @@ def _metric_log(context: _LogContext, data: SamplesFile, given: _LogInput) -> Ha
         model=context.model, metric=given.label, kind=kind, started_at=context.started_at, samples=samples,
         params=given.params, prompt=data.first_prompt, listed_units=listed, aggregate=given.aggregate,
         notes=given.notes + tuple(_metric_notes(given, samples, kind, per_repetition)),
+        higher_is_better=not given.lower_is_better,
         column_notes={k: v for k, v in COLUMN_NOTES.items() if k in present})
 
 
@@ -337,8 +338,8 @@ def _metric_notes(given: _LogInput, samples: Sequence[Sample], kind: str, per_re
         notes.append(f"lm-eval aggregates {given.metric} with {given.aggregation}, not the mean: its own {key} "
                      f"({own}) is not the mean over documents")
     if given.lower_is_better:
-        notes.append(f"lm-eval records that a lower {given.metric} is better; the imported contract says "
-                     "higher_is_better = true: edit it")
+        notes.append(f"lm-eval records that a lower {given.metric} is better: the contract says "
+                     "higher_is_better = false")
     if given.repeats > 1 and not per_repetition:
         notes.append(f"the task runs each document {given.repeats} times (repeats = {given.repeats}) and lm-eval "
                      f"logs one {given.metric} per document: one sample per document")

@@ -49,5 +49,6 @@ class HarnessLog:
     prompt: str = ""  # the task's instruction or first input, for the contract's [task]
     listed_units: int | None = None  # how many units × epochs the log's header lists
     aggregate: Mapping[str, float] = field(default_factory=dict)  # the harness's own numbers
+    higher_is_better: bool = True  # the metric's direction, as the harness records it
     notes: tuple[str, ...] = ()  # what the reader noticed and the report should say
     column_notes: Mapping[str, str] = field(default_factory=dict)  # what each kept column is

@@ -143,7 +143,7 @@ def contract_text(run: ImportedRun) -> str:
         f"question = {_toml(question)}", 'phase = "formal"', 'registered_at = "unknown"',
         f"design = {_toml(run.design)}",
         f"primary_metric = {_toml('score' if run.kind == 'score' else 'first_pass_rate')}",
-        "higher_is_better = true", f"baseline = {_toml(run.baseline)}",
+        f"higher_is_better = {_toml(run.higher_is_better)}", f"baseline = {_toml(run.baseline)}",
         f"candidates = [{', '.join(_toml(c) for c in run.candidates)}]", "alpha = 0.05",
         "planned_calls = {" + ", ".join(f"{_key(s.id)} = {planned[s.id]}" for s in run.services) + "}",
         'blocks = ["1"]', 'order = "unknown"', 'retry = "unknown"',

@@ -22,7 +22,7 @@ from reportgen.render import present
 WIDTH = 520
 MAX_POINTS = 2000  # past this a chart summarises instead of drawing every call
 PALETTE = ["#1f5f99", "#c0392b", "#2e7d32", "#8e44ad", "#b9770e", "#16a085", "#555555"]
-OUTCOME_COLOURS = {"passed": "#2e7d32", "failed the task": "#c0392b", "missing from the log": "#777777"}
+OUTCOME_COLOURS = {"passed": "#2e7d32", "scored": "#2e7d32", "failed the task": "#c0392b", "missing from the log": "#777777"}
 
 
 @dataclass(frozen=True)
@@ -260,9 +260,12 @@ def _latency(analysis: ExperimentAnalysis) -> Chart | None:
 
 def _outcomes(analysis: ExperimentAnalysis) -> Chart:
     rows = []
+    score = analysis.run.contract.primary_metric == "score"
     for s in analysis.overall.services:
         passes = s.first_pass.numerator
-        parts = [("passed", passes), ("failed the task", len(s.complete_calls) - passes)]
+        # A score run's complete returns are scored, not passed or failed.
+        parts = ([("scored", len(s.scored_calls)), ("complete, no score", len(s.complete_calls) - len(s.scored_calls))]
+                 if score else [("passed", passes), ("failed the task", len(s.complete_calls) - passes)])
         parts += [(STATUS_LABELS[status], len(ids)) for status, ids in s.failures]
         parts += [("missing from the log", s.n_missing)] if s.n_missing else []
         for order, (outcome, count) in enumerate(parts):
@@ -282,7 +285,7 @@ def _outcomes(analysis: ExperimentAnalysis) -> Chart:
     table = tuple((r["service"], r["outcome"], str(r["calls"]), present.percent(r["share"])) for r in rows)
     columns = ("service", "outcome", "calls", "share of planned")
     return Chart("outcomes", "What happened to every planned call",
-                 "Each bar is all planned first submissions of a service: passed, failed the task, and each "
-                 "kind of technical failure kept apart.",
+                 f"Each bar is all planned first submissions of a service: {'scored' if score else 'passed, failed the task'}"
+                 ", and each kind of technical failure kept apart.",
                  "Stacked bar chart of outcomes: " + "; ".join(f"{r[0]} {r[1]} {r[2]} ({r[3]})" for r in table) + ".",
                  _svg(chart, columns, table), columns, table)
