@@ -274,6 +274,8 @@ def rate_design(draw, design: str) -> dict:
     services = draw(st.lists(st.sampled_from(SERVICE_NAMES), min_size=n_services, max_size=n_services,
                              unique=True))
     longitudinal = design == "longitudinal"
+    # A score is compared between independent samples too (Welch); windows compare pass rates.
+    metric = "first_pass_rate" if longitudinal else draw(st.sampled_from(("first_pass_rate", "score")))
     n_blocks = draw(st.integers(1, 4 if longitudinal else 3))
     blocks, form = _block_ids(draw, n_blocks, longitudinal)
     max_k = max(1, min(5, 40 // (n_services * n_blocks)))
@@ -284,12 +286,18 @@ def rate_design(draw, design: str) -> dict:
         for service in services:
             # A longitudinal service may miss a whole window; elsewhere an arm may be empty in a block.
             k = draw(st.integers(0 if (longitudinal or n_blocks > 1) else 1, max_k))
-            per_service[service] = [Row(service, block, o, slice=_slice_name(draw) if use_slices else "")
-                                    for o in draw(outcomes(k))]
+            # A score arm may be all one value (ties) or spread out.
+            pool = (draw(st.sampled_from(SCORES)),) if draw(st.booleans()) else SCORES
+            per_service[service] = [
+                Row(service, block, o, slice=_slice_name(draw) if use_slices else "",
+                    score=_score_text(draw(st.sampled_from(pool))) if metric == "score" and o in ("pass", "fail")
+                    else "")
+                for o in draw(outcomes(k))]
         rows += _interleave(per_service)
     if not rows:
-        rows = [Row(services[0], blocks[0], "pass")]
-    return {"services": services, "blocks": blocks, "blocks_form": form, "rows": rows, "use_slices": use_slices}
+        rows = [Row(services[0], blocks[0], "pass", score="1" if metric == "score" else "")]
+    return {"services": services, "blocks": blocks, "blocks_form": form, "rows": rows, "use_slices": use_slices,
+            "metric": metric}
 
 
 @st.composite
@@ -609,12 +617,13 @@ def verdict_failures(claims: dict[str, dict], contract: dict) -> list[Failure]:
             if verdict == "improvement_not_useful_size" and mue is not None and better_low > abs(mue):
                 failures.append(Failure("verdict-direction", f"{where}: 'not useful size' but the interval clears "
                                         f"the minimum useful effect {mue}"))
-            test = claims.get(cid.removesuffix(".verdict") + ".fisher")
+            test = claims.get(cid.removesuffix(".verdict") + ".fisher") or claims.get(
+                cid.removesuffix(".verdict") + ".welch")
             if test is not None:
                 p = test.get("adjusted_p_value")
                 p = test.get("p_value") if p is None else p
                 if p is None or not p < alpha:
-                    failures.append(Failure("verdict-test", f"{where}: its Fisher test has p = {p} "
+                    failures.append(Failure("verdict-test", f"{where}: its test has p = {p} "
                                             f"(adjusted {test.get('adjusted_p_value')}), not below alpha {alpha}"))
             paired = claims.get(cid.removesuffix(".verdict") + ".paired_difference")
             if paired is not None and "paired t interval" in c.get("statement", ""):
@@ -739,6 +748,8 @@ def oracle_failures(claims: dict[str, dict], contract: dict, services: list[str]
     baseline = contract["baseline"]
     if design in ("paired", "repeated"):
         return failures + paired_failures(claims, contract, services, log)
+    if contract.get("primary_metric") == "score":
+        return failures + welch_failures(claims, contract, services, log)
     # Fisher's exact test of each comparison of two independent rates, overall, per block, per slice.
     for scope, per in rates.items():
         for cand in candidates:
@@ -758,6 +769,59 @@ def oracle_failures(claims: dict[str, dict], contract: dict, services: list[str]
     if design == "longitudinal":
         failures += _change_failures(claims, services, rates, blocks)
     return failures
+
+
+def _compared_scores(contract: dict, rows: list[dict[str, str]], n_planned: int) -> list[float]:
+    """A service's scores as compared between independent samples: every complete return's
+    score, and failure_score for each other planned call when the contract registers one."""
+    scores = [float(r["score"]) for r in rows if r["status"] == "ok" and (r.get("score") or "").strip()]
+    failure = contract.get("failure_score")
+    complete = sum(1 for r in rows if r["status"] == "ok")
+    return scores + ([float(failure)] * (max(n_planned, len(rows)) - complete) if failure is not None else [])
+
+
+def welch_failures(claims: dict[str, dict], contract: dict, services: list[str],
+                   log: list[dict[str, str]]) -> list[Failure]:
+    """Each overall score comparison against scipy's Welch test and interval, and Holm
+    across a leaderboard's candidates (statsmodels)."""
+    out: list[Failure] = []
+    planned = _planned(contract, services)
+    excluded = Counter(r["service"] for r in log if _first_formal(r) and _excluded(r))
+    counted = [r for r in log if _counted(r)]
+    values = {s: _compared_scores(contract, [r for r in counted if r["service"] == s], planned[s] - excluded[s])
+              for s in services}
+    baseline = contract["baseline"]
+    candidates = contract["candidates"] if isinstance(contract["candidates"], list) else [contract["candidates"]]
+    level = 1 - contract.get("alpha", 0.05)
+    raw = {}
+    for cand in candidates:
+        cid = f"{RUN_ID}.{cand}_vs_{baseline}"
+        b, a = values[cand], values[baseline]
+        test, diff = claims.get(cid + ".welch"), claims.get(cid + ".difference")
+        if test is None or diff is None:
+            out.append(Failure("oracle-welch", f"{cid}: no Welch test or difference published"))
+            continue
+        if len(b) < 2 or len(a) < 2 or (len(set(b)) == 1 and len(set(a)) == 1):
+            if test.get("p_value") is not None:
+                out.append(Failure("oracle-welch", f"{cid}: p = {test.get('p_value')} from samples {b} vs {a}, "
+                                   "which define no Welch test"))
+            continue
+        oracle = sps.ttest_ind(b, a, equal_var=False)
+        low, high = oracle.confidence_interval(level)
+        interval = diff.get("interval") or {}
+        if not (_close(test.get("p_value"), float(oracle.pvalue)) and _close(interval.get("low"), float(low))
+                and _close(interval.get("high"), float(high))):
+            out.append(Failure("oracle-welch", f"{cid}: p {test.get('p_value')} [{interval.get('low')}, "
+                               f"{interval.get('high')}], scipy ttest_ind(equal_var=False) gives {oracle.pvalue} "
+                               f"[{low}, {high}] from {b} vs {a}"))
+        raw[cand] = float(oracle.pvalue)
+    if len(candidates) > 1 and raw:
+        expected = multipletests(list(raw.values()), method="holm")[1]
+        for cand, want in zip(raw, expected):
+            got = claims[f"{RUN_ID}.{cand}_vs_{baseline}.welch"].get("adjusted_p_value")
+            if not _close(got, float(want)):
+                out.append(Failure("oracle-holm", f"{cand}: Welch adjusted p {got}, statsmodels holm gives {want}"))
+    return out
 
 
 def _rate_failures(cid: str, c: dict, x: int, n: int, level: float) -> list[Failure]:

@@ -7,9 +7,15 @@ from dataclasses import dataclass
 
 from reportgen.model.claim_keys import Pair
 from reportgen.model.source import ValidatedRun
-from reportgen.stats import Estimate, RateEstimate, TestResult, Verdict
-
-from reportgen.stats import BootstrapEstimate, PairedBinaryResult, PairedEstimate
+from reportgen.stats import (
+    BootstrapEstimate,
+    Estimate,
+    PairedBinaryResult,
+    PairedEstimate,
+    RateEstimate,
+    TestResult,
+    Verdict,
+)
 
 
 @dataclass(frozen=True)
@@ -31,14 +37,17 @@ class ServiceResult:
     # Score metric: complete returns of all planned first submissions. A score run's
     # "pass" means only that a call completed, so this is what its table shows.
     completed: RateEstimate | None = None
+    # Score metric, independent samples: the values compared (each scored complete
+    # return, and failure_score for every other planned call when it is registered).
+    compared_scores: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
 class ComparisonResult:
     baseline: str
     candidate: str
-    difference: Estimate  # candidate - baseline
-    fisher: TestResult
+    difference: Estimate  # candidate - baseline: of pass rates (Newcombe) or mean scores (Welch)
+    fisher: TestResult  # the test printed beside it: Fisher's exact test, or Welch's t test for a score
     verdict: Verdict
     evidence: tuple[str, ...]
     adjusted_p_value: float | None = None  # Holm, across the candidates of a leaderboard
@@ -46,6 +55,12 @@ class ComparisonResult:
     # The interval the decision reads: the difference itself for one comparison; with k
     # comparisons against the baseline, the same interval at 1 - alpha/k (Bonferroni).
     decided_on: Estimate | None = None
+    metric: str = "pass"  # "pass" or "score"
+
+    @property
+    def test_measure(self) -> str:
+        """The claim measure of the printed test (its id in results.json)."""
+        return "welch" if self.metric == "score" else "fisher"
 
     @property
     def decision_interval(self) -> Estimate:

@@ -12,6 +12,7 @@ window; later attempts get their own analysis, apart from the headline.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import Counter
 
 import numpy as np
@@ -54,7 +55,8 @@ def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
         overall = _holm_adjusted(overall, contract)
     if contract.design == "leaderboard":
         ranks = rank_services(overall, contract.confidence_level, contract.bootstrap_resamples,
-                              contract.bootstrap_seed)
+                              contract.bootstrap_seed, contract.primary_metric == "score",
+                              contract.higher_is_better)
     blocks = []
     for block in contract.blocks or sorted({c.block_id for c in first}, key=natural_key):
         in_block = [c for c in first if c.block_id == block]
@@ -91,18 +93,23 @@ def _slices(run: ValidatedRun, first: list[Call], rows: tuple[PairRow, ...] | No
 def _holm_adjusted(group: GroupAnalysis, contract: RunContract) -> GroupAnalysis:
     """The comparisons' p-values adjusted together (Holm), and each decision read
     against its adjusted p: no direction is claimed that the adjusted test does not show."""
-    adjusted = stats.holm([c.fisher.p_value for c in group.comparisons]) if group.comparisons else ()
-    k = len(adjusted)
+    # A comparison whose test is undefined (a score with fewer than two values on a
+    # side) stays in the count k: it was made, it just cannot reject.
+    tested = [c for c in group.comparisons if not math.isnan(c.fisher.p_value)]
+    adjusted = dict(zip((c.candidate for c in tested), stats.holm([c.fisher.p_value for c in tested])))
+    k = len(group.comparisons)
+    if k == 0:
+        return group
     level = 1 - contract.alpha / k  # each decision reads a Bonferroni interval, labelled with its level
+    name = "Welch" if contract.primary_metric == "score" else "Fisher"
     comparisons = []
-    for c, p in zip(group.comparisons, adjusted):
-        cand, base = group.service(c.candidate).first_pass, group.service(c.baseline).first_pass
-        interval = stats.newcombe_difference(cand.numerator, cand.denominator, base.numerator, base.denominator,
-                                             level)
-        test = stats.Test(p, contract.alpha, f"the Holm-adjusted Fisher test over {k} comparisons")
+    for c in group.comparisons:
+        p = adjusted.get(c.candidate, math.nan)
+        interval = _difference(group.service(c.baseline), group.service(c.candidate), contract, level).difference
+        test = stats.Test(p, contract.alpha, f"the Holm-adjusted {name} test over {k} comparisons")
         verdict = _verdict(interval, test, contract, bool(group.service(c.candidate).critical_calls))
-        comparisons.append(dataclasses.replace(c, adjusted_p_value=p, adjustment="holm", verdict=verdict,
-                                               decided_on=interval))
+        comparisons.append(dataclasses.replace(c, adjusted_p_value=None if math.isnan(p) else p,
+                                               adjustment="holm", verdict=verdict, decided_on=interval))
     return dataclasses.replace(group, comparisons=tuple(comparisons))
 
 
@@ -130,7 +137,7 @@ def _analyze_group(run: ValidatedRun, calls: list[Call], block: str | None,
     cl = contract.confidence_level
     services = tuple(
         _service_result(s.id, [c for c in calls if c.service == s.id], planned.get(s.id, 0), cl,
-                        contract.primary_metric == "score")
+                        contract.primary_metric == "score", contract.failure_score)
         for s in contract.services
     )
     if contract.design in PAIRED_DESIGNS:
@@ -148,7 +155,7 @@ def _analyze_group(run: ValidatedRun, calls: list[Call], block: str | None,
 
 
 def _service_result(service: str, calls: list[Call], planned: int, cl: float,
-                    with_score: bool = False) -> ServiceResult:
+                    with_score: bool = False, failure_score: float | None = None) -> ServiceResult:
     # More rows than planned means the plan was not followed; counting every row keeps
     # the rate a proportion (the audit reports the overrun).
     denominator = max(planned, len(calls))
@@ -176,17 +183,34 @@ def _service_result(service: str, calls: list[Call], planned: int, cl: float,
         scored_calls=tuple(c.call_id for c in scored),
         score_sd=float(np.std([c.score for c in scored], ddof=1)) if len(scored) > 1 else None,
         completed=stats.wilson(len(complete), denominator, cl) if with_score else None,
+        # The paired rule, for independent samples: a planned call without a complete
+        # return counts as failure_score when one is registered, else it has no score.
+        compared_scores=tuple(c.score for c in scored) + (
+            (failure_score,) * (denominator - len(complete)) if failure_score is not None else ()),
     )
 
 
-def _compare(base: ServiceResult, cand: ServiceResult, contract, cl: float) -> ComparisonResult:
-    c, b = cand.first_pass, base.first_pass
-    compared = stats.compare_rates(c.numerator, c.denominator, b.numerator, b.denominator, cl)
+def _compare(base: ServiceResult, cand: ServiceResult, contract: RunContract, cl: float) -> ComparisonResult:
+    compared = _difference(base, cand, contract, cl)
     difference = compared.difference
-    test = stats.Test(compared.test.p_value, contract.alpha, "Fisher's exact test")
+    test = stats.Test(compared.test.p_value, contract.alpha, _TEST_NAMES[contract.primary_metric])
     verdict = _verdict(difference, test, contract, bool(cand.critical_calls))
     return ComparisonResult(base.service, cand.service, difference, compared.test, verdict,
-                            cand.first_calls + base.first_calls)
+                            cand.first_calls + base.first_calls,
+                            metric="score" if contract.primary_metric == "score" else "pass")
+
+
+_TEST_NAMES = {"first_pass_rate": "Fisher's exact test", "score": "Welch's t test"}
+
+
+def _difference(base: ServiceResult, cand: ServiceResult, contract: RunContract,
+                cl: float) -> stats.RateComparison | stats.MeanComparison:
+    """Candidate minus baseline with the test its interval agrees with: two pass rates
+    (Newcombe, Fisher) or, for a score, two independent samples of scores (Welch)."""
+    if contract.primary_metric == "score":
+        return stats.welch_difference(cand.compared_scores, base.compared_scores, cl)
+    c, b = cand.first_pass, base.first_pass
+    return stats.compare_rates(c.numerator, c.denominator, b.numerator, b.denominator, cl)
 
 
 def _verdict(difference: stats.Estimate, test: stats.Test, contract: RunContract, critical: bool) -> stats.Verdict:

@@ -122,12 +122,16 @@ def _mean_score_claim(s: ServiceResult, scope: Scope, paired: bool) -> Claim:
 
 def _comparison_claims(c: ComparisonResult, scope: Scope, headline_only: bool, decision: str) -> list[Claim]:
     pair = Pair(c.candidate, c.baseline)
+    score = c.metric == "score"
+    unit = "score" if score else "rate"
     out = [
         Claim(scope.key(pair, "difference"), "difference",
-              f"First-submission pass rate of {c.candidate} minus {c.baseline}{scope.where}",
-              c.difference, "rate", c.evidence),
-        Claim(scope.key(pair, "fisher"), "test",
-              f"Fisher exact test, two-sided, of {c.candidate} vs {c.baseline} pass / non-pass counts{scope.where}",
+              (f"Mean score of {c.candidate} minus {c.baseline}{scope.where} (independent samples, Welch interval)"
+               if score else f"First-submission pass rate of {c.candidate} minus {c.baseline}{scope.where}"),
+              c.difference, unit, c.evidence),
+        Claim(scope.key(pair, c.test_measure), "test",
+              (f"Welch t test, two-sided, of {c.candidate} vs {c.baseline} scores{scope.where}" if score else
+               f"Fisher exact test, two-sided, of {c.candidate} vs {c.baseline} pass / non-pass counts{scope.where}"),
               Tested(c.fisher, c.adjusted_p_value, c.adjustment, rows=(c.candidate, c.baseline)), None,
               c.evidence),
     ]
@@ -138,5 +142,5 @@ def _comparison_claims(c: ComparisonResult, scope: Scope, headline_only: bool, d
             read_on = f", read on the {level} interval (Bonferroni-adjusted for the run's comparisons)"
         out.append(Claim(scope.key(pair, "verdict"), "decision",
                          f"{decision} for {c.candidate} against {c.baseline}{read_on}",
-                         Decision(c.verdict, c.decision_interval), "rate", c.evidence))
+                         Decision(c.verdict, c.decision_interval), unit, c.evidence))
     return out

@@ -200,7 +200,7 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
     # "unknown": the contract was written after the run (an import); the audit says so
     # beside every decision, and no page calls it pre-registered.
     registered_at = "unknown" if run.get("registered_at") == UNKNOWN else run.timestamp("registered_at")
-    primary_metric = _primary_metric(run, design, run.get("candidates") == [])
+    primary_metric = _primary_metric(run, design)
     higher = run.flag("higher_is_better", True)
     alpha = run.number("alpha", 0.0, 1.0)
     services = _load_services(top.table, top.rel, top.text, top.problems)
@@ -261,14 +261,13 @@ def _run_id(run: _Reader, folder_name: str) -> str:
     return run_id
 
 
-def _primary_metric(run: _Reader, design: str, compares_nothing: bool) -> str:
+def _primary_metric(run: _Reader, design: str) -> str:
     metric = run.choice("primary_metric", METRICS, "first_pass_rate")
-    # A score is compared by paired differences; an independent run of one service (no
-    # candidates) compares nothing and reports its score's mean, sd and completion.
-    if metric == "score" and design not in PAIRED_DESIGNS and not (design == "independent" and compares_nothing):
-        run.bad("primary_metric", f"a numeric score is compared in the paired or repeated designs, or reported "
-                f"alone by an independent run of one service (candidates = []); the {design} design compares "
-                "pass rates (use 'first_pass_rate')")
+    # A score is compared by paired differences (paired, repeated) or as two independent
+    # samples (independent, leaderboard); the change between windows is of pass rates.
+    if metric == "score" and design == "longitudinal":
+        run.bad("primary_metric", "a numeric score is not analysed in the longitudinal design, whose change "
+                "between windows compares pass rates (use 'first_pass_rate')")
     return metric
 
 

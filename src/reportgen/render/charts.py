@@ -8,6 +8,7 @@ and is published with a caption, alt text and the table it was drawn from.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
@@ -40,7 +41,7 @@ def _svg(chart: alt.TopLevelMixin, columns: tuple[str, ...], rows: tuple[tuple[s
     svg = vl_convert.vegalite_to_svg(chart.to_dict())
     data = json.dumps({"columns": list(columns), "rows": [list(r) for r in rows]}, ensure_ascii=False)
     head, sep, rest = svg.partition(">")
-    return f"{head}{sep}<metadata>{escape(data)}</metadata>{rest}".encode("utf-8")
+    return f"{head}{sep}<metadata>{escape(data)}</metadata>{rest}".encode()
 
 
 def _base(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
@@ -72,10 +73,10 @@ def _interval_chart(df: pd.DataFrame, y: str, colour: str, x_title: str, height:
 
 
 def _interval_layers(df: pd.DataFrame, y: str, colour: str, x_title: str,
-                     domain: tuple[float, float]) -> list[alt.Chart]:
+                     domain: tuple[float, float], axis_format: str = "%") -> list[alt.Chart]:
     """A bar from low to high and a dot at the estimate, per row."""
     scale = alt.Scale(domain=list(domain))
-    axis = alt.Axis(format="%", title=x_title)
+    axis = alt.Axis(format=axis_format, title=x_title)
     legend = alt.Legend(title=None, orient="bottom") if df[colour].nunique() > 1 else None
     colours = alt.Color(f"{colour}:N", scale=alt.Scale(range=PALETTE), legend=legend)
     y_axis = alt.Y(f"{y}:N", title=None, sort=None, axis=alt.Axis(labelLimit=320))
@@ -120,24 +121,38 @@ def _difference(analysis: ExperimentAnalysis) -> Chart:
         lines.append({"at": -contract.noninferiority_margin, "line": "− non-inferiority margin"})
     for index, line in enumerate(lines):  # stagger the labels so neighbours never overlap
         line["y"] = 2 + 13 * index
-    reach = max(0.25, *(abs(v) for r in rows for v in (r["low"], r["high"])), *(abs(x["at"]) for x in lines))
-    domain = (-min(1.0, reach + 0.05), min(1.0, reach + 0.05))
+    score = contract.primary_metric == "score"
+    ends = [abs(v) for r in rows for v in (r["estimate"], r["low"], r["high"]) if math.isfinite(v)]
+    if score:  # a score has its own scale: the axis fits the intervals and the thresholds
+        reach = max(1e-9, *ends, *(abs(x["at"]) for x in lines)) * 1.1
+        domain = (-reach, reach)
+    else:
+        reach = max(0.25, *ends, *(abs(x["at"]) for x in lines))
+        domain = (-min(1.0, reach + 0.05), min(1.0, reach + 0.05))
     refs = alt.Chart(pd.DataFrame(lines)).mark_rule(strokeDash=[5, 4], color="#555").encode(
         x="at:Q")
     labels = alt.Chart(pd.DataFrame(lines)).mark_text(
         align="left", baseline="top", dx=3, fontSize=10, color="#333").encode(
         x="at:Q", y=alt.Y("y:Q", scale=None), text="line:N")
     level = present.percent(contract.confidence_level, 0)
-    body = _interval_layers(df, "row", "kind", f"difference in first-submission pass rate, {level} Newcombe interval",
-                            domain)
+    quantity, method = ("mean score", "Welch") if score else ("first-submission pass rate", "Newcombe")
+    body = _interval_layers(df, "row", "kind", f"difference in {quantity}, {level} {method} interval", domain,
+                            "~g" if score else "%")
     chart = _base(alt.layer(*body, refs, labels).properties(width=WIDTH, height=70 + 26 * len(rows)))
-    table = tuple((r["row"], present.points(r["estimate"]) + " points",
-                   f"[{present.points(r['low'])}, {present.points(r['high'])}]") for r in rows)
-    table += tuple((f"line: {x['line']}", present.points(x["at"]) + " points", "") for x in lines)
+
+    def value(x: float) -> str:
+        return present.score(x) if score else present.points(x) + " points"
+
+    def span(low: float, high: float) -> str:
+        return f"[{present.score(low)}, {present.score(high)}]" if score else \
+            f"[{present.points(low)}, {present.points(high)}]"
+
+    table = tuple((r["row"], value(r["estimate"]), span(r["low"], r["high"])) for r in rows)
+    table += tuple((f"line: {x['line']}", value(x["at"]), "") for x in lines)
     columns = ("quantity", "value", f"{level} interval")
     return Chart("difference", "The difference against zero and the registered thresholds",
-                 "The dot is the difference candidate − baseline in first-submission pass rate; the bar is its "
-                 f"{level} Newcombe interval. Dashed lines: zero, the minimum useful effect and minus the "
+                 f"The dot is the difference candidate − baseline in {quantity}; the bar is its "
+                 f"{level} {method} interval. Dashed lines: zero, the minimum useful effect and minus the "
                  "non-inferiority margin registered in the contract.",
                  "Difference chart: " + "; ".join(f"{r[0]} {r[1]} {r[2]}".strip() for r in table) + ".",
                  _svg(chart, columns, table), columns, table)

@@ -48,6 +48,28 @@ class ServiceView:
     findings: tuple[Finding, ...] = ()  # audit findings that weaken a claim about this service
 
 
+@dataclass(frozen=True)
+class ComparisonWords:
+    """How a run's comparison of two services is named on its pages: of pass rates
+    (Newcombe interval, Fisher's exact test) or of a score's means (Welch)."""
+
+    quantity: str
+    interval: str
+    interval_short: str
+    test: str
+    test_short: str
+    test_key: str  # the test claim's measure
+    value_key: str  # each service's headline claim's measure
+    value_label: str
+
+
+PASS_WORDS = ComparisonWords("first-submission pass rate", "Newcombe hybrid-score interval", "Newcombe",
+                             "Fisher exact test, two-sided", "Fisher p", "fisher", "first_pass_rate",
+                             "Pass rate (all planned first submissions)")
+SCORE_WORDS = ComparisonWords("mean score", "Welch t interval", "Welch", "Welch t test, two-sided", "Welch p",
+                              "welch", "mean_score", "Mean score (complete returns)")
+
+
 @dataclass(frozen=True, slots=True)
 class RunView:
     id: str
@@ -63,6 +85,10 @@ class RunView:
     findings: tuple[Finding, ...]
     charts: tuple[Chart, ...]
     claims: Mapping[ClaimKey, Claim]
+
+    @property
+    def words(self) -> ComparisonWords:
+        return SCORE_WORDS if self.contract.primary_metric == "score" else PASS_WORDS
 
     def claim(self, subject: Subject | tuple[str, str] | object, measure: str, detail: object = None,
               block: str | None = None, slice: str | None = None) -> Claim | None:

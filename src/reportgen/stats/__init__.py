@@ -9,19 +9,41 @@ from .bootstrap import (
                         binomial_resamples,
                         cluster_bootstrap,
                         hierarchical_bootstrap,
+                        mean_resamples,
                         paired_bootstrap,
 )
 from .decisions import Test, Verdict, decide
+from .means import MeanComparison, welch_difference
 from .multiple import holm
 from .paired import PairedBinaryResult, PairedEstimate, mcnemar_exact, paired_binary, paired_t
 from .proportions import RateComparison, compare_rates, fisher_exact, newcombe_difference, wilson
 from .results import Estimate, RateEstimate, TestResult, check_confidence_level
 
 __all__ = [
-    "Estimate", "RateEstimate", "TestResult", "Verdict", "Test", "RateComparison",
-    "wilson", "newcombe_difference", "fisher_exact", "compare_rates", "decide", "check_confidence_level",
-    "PairedEstimate", "PairedBinaryResult", "BootstrapEstimate",
-    "paired_t", "mcnemar_exact", "paired_binary",
-    "paired_bootstrap", "cluster_bootstrap", "hierarchical_bootstrap",
-    "holm", "binomial_resamples",
+                        "BootstrapEstimate",
+                        "Estimate",
+                        "MeanComparison",
+                        "PairedBinaryResult",
+                        "PairedEstimate",
+                        "RateComparison",
+                        "RateEstimate",
+                        "Test",
+                        "TestResult",
+                        "Verdict",
+                        "binomial_resamples",
+                        "check_confidence_level",
+                        "cluster_bootstrap",
+                        "compare_rates",
+                        "decide",
+                        "fisher_exact",
+                        "hierarchical_bootstrap",
+                        "holm",
+                        "mcnemar_exact",
+                        "mean_resamples",
+                        "newcombe_difference",
+                        "paired_binary",
+                        "paired_bootstrap",
+                        "paired_t",
+                        "welch_difference",
+                        "wilson",
 ]

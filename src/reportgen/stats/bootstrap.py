@@ -14,7 +14,7 @@ which is the oracle for :func:`paired_bootstrap`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -396,3 +396,16 @@ def binomial_resamples(n: np.ndarray, rates: np.ndarray, resamples: int, seed: i
     for start in range(0, resamples, chunk):
         size = min(resamples, start + chunk) - start
         yield rng.binomial(n, rates, size=(size, len(n))) / n
+
+
+def mean_resamples(samples: Sequence[np.ndarray], resamples: int, seed: int,
+                   max_cells: int = 2_000_000) -> Iterator[np.ndarray]:
+    """The nonparametric bootstrap of several independent samples' means: ``resamples``
+    draws, each resampling every sample with replacement within itself, yielded in
+    chunks of shape (k, len(samples)) to bound memory."""
+    arrays = [np.asarray(x, dtype=np.float64) for x in samples]
+    rng = np.random.default_rng(seed)
+    chunk = max(1, max_cells // max(1, sum(a.size for a in arrays)))
+    for start in range(0, resamples, chunk):
+        size = min(resamples, start + chunk) - start
+        yield np.column_stack([a[rng.integers(0, a.size, size=(size, a.size))].mean(axis=1) for a in arrays])

@@ -108,7 +108,7 @@ def _undecidable(low: float, high: float) -> str | None:
     return None
 
 
-def _read_interval(low: float, high: float, mue: float | None, words: "_Words") -> tuple[VerdictCode, str]:
+def _read_interval(low: float, high: float, mue: float | None, words: _Words) -> tuple[VerdictCode, str]:
     if low > 0 and mue is not None and low > mue:
         return "useful_improvement", words.useful
     if low > 0:
@@ -121,7 +121,7 @@ def _read_interval(low: float, high: float, mue: float | None, words: "_Words") 
 
 
 def _agree_with_test(code: VerdictCode, reason: str, low: float, high: float, test: Test | None,
-                     words: "_Words") -> tuple[VerdictCode, str]:
+                     words: _Words) -> tuple[VerdictCode, str]:
     """A direction needs the printed test to reject too; when the two disagree the
     decision says so and shows no direction."""
     if test is None:

@@ -14,6 +14,11 @@ NO_PAIRS = "no pairs: the mean difference is undefined"
 ONE_PAIR_T = "one pair: no interval can be computed (the spread of the differences is unknown)"
 ALL_TIES = ("all differences are equal: the t interval has zero width and says nothing about "
             "uncertainty; the t test is undefined")
+# Two independent samples of scores.
+FEW_SCORES = "fewer than two scores on one side: the spread is unknown, so no interval or test can be computed"
+ALL_TIES_WELCH = ("every score is equal within each service: the interval has zero width and says nothing "
+                  "about uncertainty; the t test is undefined")
+
 NO_DISCORDANT = "no discordant pairs: the test has no information (p = 1)"
 
 # Resampling.

@@ -1,0 +1,70 @@
+"""Two independent samples of a numeric score: the difference of their means with the
+Welch interval, and the Welch t test that interval inverts.
+
+The interval and the test are one computation (the same standard error and
+Welch–Satterthwaite degrees of freedom), so a decision read from the interval can never
+point the other way from the p-value printed beside it: the interval excludes zero
+exactly when p < 1 − level.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.stats import t as student_t
+
+from .paired import as_vector
+from .results import Estimate, TestResult, check_confidence_level
+from .warnings import ALL_TIES_WELCH, FEW_SCORES
+
+WELCH_ASSUMPTIONS = (
+    "each service's scores are independent draws (one per call)",
+    "the mean of each sample is approximately normal (the t approximation; it improves with more calls)",
+    "the two services' variances may differ (Welch–Satterthwaite degrees of freedom)",
+)
+
+
+@dataclass(frozen=True)
+class MeanComparison:
+    """``mean(b) - mean(a)`` with its Welch interval, and the Welch test of no difference."""
+
+    difference: Estimate
+    test: TestResult
+
+
+def welch_difference(b: ArrayLike, a: ArrayLike, confidence_level: float = 0.95) -> MeanComparison:
+    """Difference of means ``b - a`` of two independent samples.
+
+    Oracle: ``scipy.stats.ttest_ind(b, a, equal_var=False)`` (statistic, p) and its
+    ``confidence_interval(level)``.
+    """
+    level = check_confidence_level(confidence_level)
+    b_arr, a_arr = as_vector(b, "b"), as_vector(a, "a")
+    nb, na = int(b_arr.size), int(a_arr.size)
+    mean = float(np.mean(b_arr) - np.mean(a_arr)) if nb and na else math.nan
+    if nb < 2 or na < 2:
+        # A sample of one has no spread to estimate: no interval, no test.
+        return _undefined(mean, level, FEW_SCORES)
+    vb, va = float(np.var(b_arr, ddof=1)), float(np.var(a_arr, ddof=1))
+    se = math.sqrt(vb / nb + va / na)
+    scale = max(1.0, float(np.max(np.abs(b_arr))), float(np.max(np.abs(a_arr))))
+    if se <= 64 * np.finfo(float).eps * scale:
+        # Every score equal within each service: the spread is zero up to rounding.
+        return _undefined(mean, level, ALL_TIES_WELCH, zero_width=True)
+    df = (vb / nb + va / na) ** 2 / ((vb / nb) ** 2 / (nb - 1) + (va / na) ** 2 / (na - 1))
+    half = float(student_t.ppf(0.5 + level / 2.0, df)) * se
+    t_stat = mean / se
+    p = float(min(1.0, 2.0 * student_t.sf(abs(t_stat), df)))
+    difference = Estimate(mean, mean - half, mean + half, level, "welch-t", WELCH_ASSUMPTIONS, p_value=p)
+    test = TestResult(p, t_stat, "t", "welch-t", assumptions=WELCH_ASSUMPTIONS)
+    return MeanComparison(difference, test)
+
+
+def _undefined(mean: float, level: float, warning: str, zero_width: bool = False) -> MeanComparison:
+    low = high = mean if zero_width else math.nan
+    difference = Estimate(mean, low, high, level, "welch-t", WELCH_ASSUMPTIONS, (warning,))
+    test = TestResult(math.nan, math.nan, "t", "welch-t", assumptions=WELCH_ASSUMPTIONS, warnings=(warning,))
+    return MeanComparison(difference, test)
