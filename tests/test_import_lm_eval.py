@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from scipy import stats as sps
 
 from reportgen.cli import main
 from reportgen.errors import InputError
@@ -327,3 +328,49 @@ def test_a_lower_is_better_score_keeps_its_direction_and_a_one_model_score_run_b
     page = (out / "v1" / "experiments" / "toy" / "index.html").read_text(encoding="utf-8")
     assert "paired differences" not in page and "Fixed before the formal run" not in page
     assert "Written after the run" in page
+
+
+def test_three_models_with_a_score_build_a_leaderboard_compared_by_welch(tmp_path: Path) -> None:
+    values = {"org/model-a": [10.0, 12.5, 9.0, 11.0], "org/model-b": [14.0, 15.5, 13.0, 16.0],
+              "org/model-c": [10.5, 11.0, 9.5, 12.0]}
+    logs = read_lm_eval([lm_eval_run(tmp_path / "logs" / m[-1], {"bleu": v}, model=m, date=DATE + i * 60)
+                         for i, (m, v) in enumerate(values.items())])
+    [run] = assemble(logs, baseline="org/model-a")
+    assert (run.design, run.kind) == ("leaderboard", "score")
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_site_file(src, "lm-eval import")
+    write_run(run, src)
+    runner = CliRunner()
+    result = runner.invoke(main, ["build", str(src), "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    assert runner.invoke(main, ["verify", str(out / "v1")]).exit_code == 0
+    claims = {c["id"]: c for c in json.loads((out / "v1" / "data" / "results.json").read_text())["claims"]}
+    model = {svc.id: svc.log.model for svc in run.services}
+    for candidate in run.candidates:
+        oracle = sps.ttest_ind(values[model[candidate]], values["org/model-a"], equal_var=False)
+        assert claims[f"toy.{candidate}_vs_{run.baseline}.welch"]["p_value"] == pytest.approx(oracle.pvalue, abs=1e-9)
+    best = next(sid for sid, m in model.items() if m == "org/model-b")
+    assert claims[f"toy.{best}.rank"]["estimate"] == 1
+
+
+def test_a_log_holding_fewer_documents_than_it_lists_is_an_audit_warning(tmp_path: Path) -> None:
+    folder = lm_eval_run(tmp_path / "run", {"acc": [1, 0, 1]})
+    results = next(folder.glob("results_*.json"))
+    data = json.loads(results.read_text(encoding="utf-8"))
+    data["n-samples"]["toy"] = {"original": 10, "effective": 10}
+    results.write_text(json.dumps(data), encoding="utf-8")
+    [run] = assemble(read_lm_eval([folder]))
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_site_file(src, "lm-eval import")
+    written = write_run(run, src)
+    service = run.services[0].id
+    assert tomllib.loads((written / "run.toml").read_text(encoding="utf-8"))["environment"]["harness_listed"] == {
+        service: 10}
+    result = CliRunner().invoke(main, ["build", str(src), "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    findings = json.loads((out / "v1" / "data" / "results.json").read_text())["findings"]
+    [incomplete] = [f for f in findings if f["code"] == "log-incomplete"]
+    assert incomplete["services"] == [service] and "lists 10 samples but holds 3" in incomplete["message"]
+    assert incomplete["line"] > 0
+    claims = {c["id"]: c for c in json.loads((out / "v1" / "data" / "results.json").read_text())["claims"]}
+    assert incomplete["id"] in claims[f"toy.{service}.first_pass_rate"]["findings"]

@@ -222,6 +222,7 @@ def import_(ctx: click.Context, harness: str, paths: tuple[Path, ...], into: Pat
     was written after the run."""
     from reportgen.importers.stage import import_logs
 
+    click.echo(f"  reading {len(paths)} {harness} log path(s); nothing is written until every one reads", err=True)
     try:
         created, runs = import_logs(harness, paths, into, experiment, baseline)
     except Exception as exc:  # noqa: BLE001 - every failure is reported by _fail

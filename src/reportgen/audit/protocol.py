@@ -28,7 +28,8 @@ def audit_run(run: ValidatedRun, artifact_hashes: Mapping[str, tuple[str, ...]],
     findings: list[Finding] = list(_identical_outputs(run, artifact_hashes, drawings))
     for check in (_plan, _pilot, _exclusions, _interleaving, _concurrency, _returned_model,
                   _parameters, _repeated_seeds, _repetitions, _clusters, _window,
-                  _retries, _selection, _missing_requests, _complete_without_artifact, _written_after_run):
+                  _retries, _selection, _missing_requests, _complete_without_artifact, _written_after_run,
+                  _fewer_than_listed):
         findings.extend(check(run, artifact_hashes))
     numbered = []
     counts: Counter[str] = Counter()
@@ -305,6 +306,34 @@ def _written_after_run(run: ValidatedRun, _) -> Iterable[Finding]:
                       "the contract was written after the run (registered_at = \"unknown\", as an import writes "
                       "it): its question, thresholds and comparisons were chosen knowing the data, so no decision "
                       "here was pre-registered", scope="verdict")
+
+
+def _fewer_than_listed(run: ValidatedRun, _) -> Iterable[Finding]:
+    """An imported log whose header lists more samples (× epochs) than it holds: the
+    report covers the samples held, the harness's own aggregate perhaps all of them."""
+    listed = run.contract.environment.get("harness_listed")
+    if not isinstance(listed, Mapping):
+        return
+    held = Counter(c.service for c in run.calls if c.first_submission)
+    for service, n in listed.items():
+        if isinstance(n, int) and not isinstance(n, bool) and held[service] < n:
+            yield Finding("log-incomplete", "warning", f"{run.rel_folder}/run.toml",
+                          _key_line(run.contract.text, "[environment.harness_listed]", service),
+                          f"environment.harness_listed.{service}",
+                          f"the harness's log of {service} lists {n} samples but holds {held[service]}: the report "
+                          "covers those it holds, and the harness's own number may cover more", (service,))
+
+
+def _key_line(text: str, table: str, key: str) -> int:
+    """The line of ``key = ...`` (bare or quoted) inside ``table`` of a TOML text; 0 if absent."""
+    inside = False
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = stripped == table
+        elif inside and "=" in stripped and stripped.split("=", 1)[0].strip().strip('"') == key:
+            return number
+    return 0
 
 
 def _retries(run: ValidatedRun, _) -> Iterable[Finding]:

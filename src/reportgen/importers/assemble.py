@@ -5,7 +5,8 @@ model, and the design the data allow (what was planned is what each log holds).
 - two models: ``paired`` on the unit ids both logs hold (``repeated`` when a unit ran
   several epochs); a unit only one log holds is kept, excluded from the comparison under
   a registered rule, and counted in the notes;
-- more models: ``leaderboard`` (pass/fail metrics; a score needs a paired design).
+- more models: ``leaderboard`` (a score's models compared as independent samples; import
+  two at a time for paired comparisons on the shared units).
 """
 
 from __future__ import annotations
@@ -100,10 +101,6 @@ def _run(run_id: str, task: str, metric: str, logs: list[HarnessLog], baseline_m
     epochs = any(s.epoch > 1 for log in logs for s in log.samples)
     design = ("independent" if len(services) == 1 else
               ("repeated" if epochs else "paired") if len(services) == 2 else "leaderboard")
-    if design == "leaderboard" and kind == "score":
-        raise InputError([Problem(logs[0].source, 0, "metric", f"task {task}: {metric} is a score and "
-                                  f"{len(services)} models logged it; a score is compared in pairs: import "
-                                  "two models at a time")])
     if design == "leaderboard" and epochs:
         raise InputError([Problem(logs[0].source, 0, "epoch", f"task {task}: {len(services)} models with "
                                   "several epochs; import two models at a time (a repeated design)")])

@@ -155,6 +155,11 @@ def contract_text(run: ImportedRun) -> str:
     notes = {k: v for svc in run.services for k, v in sorted(svc.log.column_notes.items())}
     if notes:  # what each kept column is (whose hash is which), shown with the contract
         lines += ["", "[environment.columns]"] + [f"{_key(k)} = {_toml(v)}" for k, v in sorted(notes.items())]
+    held = Counter(c.service for c in run.calls)
+    listed = [(svc.id, svc.log.listed_units) for svc in run.services
+              if svc.log.listed_units is not None and svc.log.listed_units > held[svc.id]]
+    if listed:  # the log's header lists more samples than it holds: the audit says so
+        lines += ["", "[environment.harness_listed]"] + [f"{_key(sid)} = {n}" for sid, n in listed]
     reported = [(svc.id, svc.log.aggregate) for svc in run.services if svc.log.aggregate]
     if reported:  # the harness's own numbers, to read beside the report's
         lines += ["", "[environment.harness_reported]"]
