@@ -242,7 +242,37 @@ def test_technical_failure_without_failure_score_is_left_out_and_listed(make_sou
     assert claims["mini.Y_vs_X.paired_difference"].numerator == 3
     assert claims["mini.Y_vs_X.paired_difference"].estimate == pytest.approx(np.mean([1.0, 0.5, 1.0]))
     assert "left out of the mean" in p.failure_rule
-    assert "1 of 4 pairs have no score on one side" in claims["mini.Y_vs_X.paired_difference"].warnings[0]
+    assert "1 of 4 pairs are left out (1 with no score on one side" in claims["mini.Y_vs_X.paired_difference"].warnings[0]
+
+
+@pytest.mark.parametrize("rule", ["count", "leave_out"])
+def test_a_pair_only_one_service_ran_counts_or_is_left_out_as_the_contract_says(make_source, rule):
+    # Pass/fail pairs: p4 has no row of Y at all (Y passed p1..p3, X passed p1 and p3).
+    rows = [r for r in paired_rows([1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0])
+            if not (r["service"] == "Y" and r["pair_id"] == "p4")]
+    for r in rows:
+        r["qualified"] = "true" if r["score"] == "1.0" else "false"
+        r["score"] = ""
+    contract = PAIRED.replace("concurrency = 1", f'concurrency = 1\nunmatched_units = "{rule}"')
+    contract = contract.replace("planned_calls = 4", 'planned_calls = {X = 4, Y = 3}') if rule == "leave_out" else contract
+    analysis, claims = analysed(make_source(rows, contract=contract))
+    diff = claims["mini.Y_vs_X.paired_difference"]
+    if rule == "count":  # a planned call that never happened is a non-pass
+        assert analysis.paired.left_out == () and diff.numerator == 4
+        assert diff.estimate == pytest.approx(np.mean([0, 1, 0, -0]))
+    else:  # never run by Y: left out, listed, and said beside the difference
+        assert analysis.paired.left_out == ("p4",) and diff.numerator == 3
+        assert diff.estimate == pytest.approx(np.mean([0, 1, 0]))
+        assert "1 of 4 pairs are left out (1 run by one service only)" in diff.warnings[-1]
+        assert "never run by the other" in analysis.paired.failure_rule
+        assert claims["mini.Y.first_pass_rate"].numerator == 3 and claims["mini.Y.first_pass_rate"].denominator == 3
+
+
+def test_unmatched_units_must_be_count_or_leave_out(make_source, run_cli, tmp_path):
+    contract = PAIRED.replace("concurrency = 1", 'concurrency = 1\nunmatched_units = "drop"')
+    result = run_cli("check", make_source(paired_rows([1.0] * 4, [1.0] * 4), contract=contract))
+    assert result.exit_code == 1
+    assert "run.unmatched_units: 'drop' is not one of count, leave_out" in result.output
 
 
 def test_registered_failure_score_keeps_the_pair(make_source):

@@ -36,13 +36,16 @@ def test_two_models_import_as_a_paired_run_that_builds_and_verifies(tmp_path: Pa
     imported = runner.invoke(main, ["import", "helm", *map(str, logs), "--into", str(src),
                                     "--experiment", "birds", "--baseline", "acme/tiny"])
     assert imported.exit_code == 0, imported.output
-    assert "paired, 2 service(s), 10 calls (2 excluded: held by one log only)" in imported.output
+    assert "paired, 2 service(s), 10 calls (2 on units held by one log only)" in imported.output
     assert "next: edit the contract(s) (run.toml)" in imported.output
 
     contract = tomllib.loads((src / "experiments" / "birds" / "run.toml").read_text(encoding="utf-8"))
     assert contract["run"]["registered_at"] == "unknown"
     assert contract["run"]["baseline"].startswith("acme-tiny")
     assert contract["run"]["design"] == "paired"
+    # What the import noticed stays with the contract, where the pages show it.
+    assert any("1 of its 5 calls are on units held by one model's log only" in note
+               for note in contract["environment"]["import_notes"])
     # The log's name is kept, never the folder it was read from.
     assert contract["environment"]["imported_from"] == [p.name for p in sorted(logs, key=lambda p: p.name)]
 
@@ -50,11 +53,19 @@ def test_two_models_import_as_a_paired_run_that_builds_and_verifies(tmp_path: Pa
     assert built.exit_code == 0, built.output
     verified = runner.invoke(main, ["verify", str(out / "v1")])
     assert verified.exit_code == 0, verified.output
+    page = (out / "v1" / "experiments" / "birds" / "index.html").read_text(encoding="utf-8")
+    assert "import_notes" in page and "held by one model&#39;s log only" in page
     claims = {c["id"]: c for c in json.loads((out / "v1" / "data" / "results.json").read_text())["claims"]}
-    # q1..q4 are the pairs both logs hold: tiny passes 2 of them, big all 4.
-    rates = {sid: claims[f"birds.{sid}.first_pass_rate"]["estimate"]
-             for sid in (contract["run"]["baseline"], *contract["run"]["candidates"])}
-    assert sorted(rates.values()) == [0.5, 1.0]
+    # Each model's rate is over all of its own log, as the harness counts it: 3/5 and 4/5.
+    base, [cand] = contract["run"]["baseline"], contract["run"]["candidates"]
+    assert claims[f"birds.{base}.first_pass_rate"]["estimate"] == 0.6
+    assert claims[f"birds.{cand}.first_pass_rate"]["estimate"] == 0.8
+    # The pairs are q1..q4, which both logs hold: tiny passes 2 of them, big all 4; q5
+    # and q6 are left out, with a warning beside the difference.
+    diff = claims[f"birds.{cand}_vs_{base}.paired_difference"]
+    assert diff["estimate"] == 0.5
+    assert any("2 of 6 pairs are left out (2 run by one service only)" in w for w in diff["warnings"])
+    assert contract["run"]["unmatched_units"] == "leave_out" and contract["run"]["exclusion_rules"] == []
 
 
 def test_reimporting_gives_the_same_bytes_and_keeps_the_users_site_file(tmp_path: Path) -> None:

@@ -232,9 +232,9 @@ def import_(ctx: click.Context, harness: str, paths: tuple[Path, ...], into: Pat
         click.echo(f"wrote {into / 'reportgen.toml'}")
     for item in runs:
         r = item.run
-        n_excluded = sum(c.excluded for c in r.calls)
+        alone = sum(c.one_sided for c in r.calls)
         click.echo(f"wrote {item.folder}: {r.design}, {len(r.services)} service(s), {len(r.calls)} calls"
-                   f"{f' ({n_excluded} excluded: held by one log only)' if n_excluded else ''}, metric {r.metric}")
+                   f"{f' ({alone} on units held by one log only)' if alone else ''}, metric {r.metric}")
         for note in r.notes:
             click.echo(f"  note: {note}")
     click.echo(f"next: edit the contract(s) (run.toml) with what you know, then `reportgen build {into}`")

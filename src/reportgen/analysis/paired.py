@@ -33,6 +33,12 @@ from reportgen.stats import Verdict
 
 
 def failure_rule(contract: RunContract) -> str:
+    return _failure_rule(contract) + (
+        "; a unit only one service has rows for was never run by the other and is left out and listed "
+        "(run.unmatched_units = \"leave_out\")" if contract.unmatched_units == "leave_out" else "")
+
+
+def _failure_rule(contract: RunContract) -> str:
     if contract.primary_metric != "score":
         return ("a technical failure, or a planned call with no row, counts as a non-pass (as in the "
                 "headline); the pair is kept and counted")
@@ -46,6 +52,8 @@ def failure_rule(contract: RunContract) -> str:
 
 def _value(call: Call | None, contract: RunContract) -> tuple[float | None, str]:
     """A call's value for the comparison, and a note when it is not simply its grade."""
+    if call is None and contract.unmatched_units == "leave_out":
+        return None, "no row (this service never ran the unit): left out"
     if contract.primary_metric != "score":
         if call is None:
             return 0.0, "no row: counted as a non-pass"
@@ -130,10 +138,14 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
     left_out = tuple(r.unit for r in rows if r.difference is None)
     if left_out:
         units = "tasks" if matched is not None else "pairs"
-        difference = dataclasses.replace(difference, warnings=difference.warnings + (
-            f"{len(left_out)} of {len(rows)} {units} have no score on one side (a technical failure, and no "
-            f"run.failure_score registered) and are left out: this mean describes the {units} where both "
-            "services returned a score",))
+        unmatched = sum(1 for r in rows if r.difference is None and not (r.baseline_calls and r.candidate_calls))
+        why = "; ".join(part for part in (
+            f"{unmatched} run by one service only" if unmatched else "",
+            f"{len(left_out) - unmatched} with no score on one side: a technical failure, and no "
+            "run.failure_score registered" if len(left_out) > unmatched else "") if part)
+        warning = (f"{len(left_out)} of {len(rows)} {units} are left out ({why}): this mean describes the "
+                   f"{units} where both services have a value")
+        difference = dataclasses.replace(difference, warnings=(*difference.warnings, warning))
     repeated = matched is not None
     binary = None
     if contract.primary_metric != "score" and not repeated:

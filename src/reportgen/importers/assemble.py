@@ -3,8 +3,9 @@ model, and the design the data allow (what was planned is what each log holds).
 
 - one model: a single-service report (rates, no comparison);
 - two models: ``paired`` on the unit ids both logs hold (``repeated`` when a unit ran
-  several epochs); a unit only one log holds is kept, excluded from the comparison under
-  a registered rule, and counted in the notes;
+  several epochs); a unit only one log holds is kept in that model's rates (which then
+  reproduce the harness's own number) and left out of the pairs (``run.unmatched_units =
+  "leave_out"``), and counted in the notes;
 - more models: ``leaderboard`` (a score's models compared as independent samples; import
   two at a time for paired comparisons on the shared units).
 """
@@ -34,7 +35,7 @@ class ImportedCall:
     service: str
     call_id: str
     sample: Sample
-    excluded: bool  # a unit the other models' logs do not hold
+    one_sided: bool  # a unit the other models' logs do not hold: in the rates, not in the pairs
 
 
 @dataclass(frozen=True)
@@ -109,11 +110,15 @@ def _run(run_id: str, task: str, metric: str, logs: list[HarnessLog], baseline_m
     for svc in services:
         one_sided = 0
         for sample in sorted(svc.log.samples, key=lambda s: (natural_key(s.unit), s.epoch)):
-            excluded = len(services) > 1 and sample.unit not in shared
-            one_sided += excluded
-            calls.append(ImportedCall(svc.id, _call_id(svc.id, sample), sample, excluded))
+            alone = len(services) > 1 and sample.unit not in shared
+            one_sided += alone
+            calls.append(ImportedCall(svc.id, _call_id(svc.id, sample), sample, alone))
         if one_sided:
-            notes.append(f"{svc.id}: {one_sided} calls on units {ONE_SIDED} are excluded from the comparison")
+            compared = ("left out of the paired comparison, which covers the units every log holds"
+                        if design in ("paired", "repeated") else
+                        "compared as independent samples: the models did not all run the same units")
+            notes.append(f"{svc.id}: {one_sided} of its {len(svc.log.samples)} calls are on units {ONE_SIDED}: "
+                         f"counted in its rates (as the harness counts them) and {compared}")
         notes += [f"{svc.id}: {n}" for n in svc.log.notes]
     ids = [c.call_id for c in calls]
     if len(set(ids)) != len(ids):

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from reportgen.importers.assemble import ONE_SIDED, ImportedCall, ImportedRun
+from reportgen.importers.assemble import ImportedCall, ImportedRun
 
 BASE_COLUMNS = ["run_id", "block_id", "service", "service_group", "requested_model", "returned_model",
                 "started_at", "request_hash", "status", "finish_reason", "latency_ms", "qualified",
@@ -107,16 +107,13 @@ def _row(run: ImportedRun, call: ImportedCall, hexdigest: str, artifact_path: st
     if run.kind == "score":
         row["score"] = "" if s.score is None or not math.isfinite(s.score) else _number(s.score)
     row["slice"] = s.slice
-    row["excluded"] = "true" if call.excluded else ""
-    row["exclusion_reason"] = ONE_SIDED if call.excluded else ""
     row.update({name: value for name, value in sorted(s.columns.items())})
     return row
 
 
 def _csv(rows: list[dict[str, str]]) -> str:
     extra = sorted({k for r in rows for k in r} - set(BASE_COLUMNS))
-    columns = BASE_COLUMNS + [c for c in ("pair_id", "task_id", "repetition", "score", "slice", "excluded",
-                                          "exclusion_reason") if c in extra]
+    columns = BASE_COLUMNS + [c for c in ("pair_id", "task_id", "repetition", "score", "slice") if c in extra]
     columns += [c for c in extra if c not in columns]
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
@@ -128,7 +125,7 @@ def _csv(rows: list[dict[str, str]]) -> str:
 def contract_text(run: ImportedRun) -> str:
     """run.toml: what the logs record, "unknown" for what they do not."""
     first = run.services[0].log
-    planned = Counter(c.service for c in run.calls if not c.excluded)
+    planned = Counter(c.service for c in run.calls)
     models = ", ".join(s.log.model for s in run.services)
     if run.candidates:
         question = (f"On {run.task}, how do {models} compare in {run.metric}? "
@@ -147,11 +144,16 @@ def contract_text(run: ImportedRun) -> str:
         f"candidates = [{', '.join(_toml(c) for c in run.candidates)}]", "alpha = 0.05",
         "planned_calls = {" + ", ".join(f"{_key(s.id)} = {planned[s.id]}" for s in run.services) + "}",
         'blocks = ["1"]', 'order = "unknown"', 'retry = "unknown"',
-        f"exclusion_rules = [{_toml(ONE_SIDED)}]" if any(c.excluded for c in run.calls) else "exclusion_rules = []",
+        "exclusion_rules = []",
+        # A unit one log holds was never run by the other model: not a failed call.
+        *(['unmatched_units = "leave_out"'] if run.design in ("paired", "repeated") and any(
+            c.one_sided for c in run.calls) else []),
         "", "[environment]", f"harness = {_toml(f'{first.harness} {first.harness_version}')}",
         # The log's own name, never the folder it was read from (which may be a user's home).
         f"imported_from = [{', '.join(_toml(Path(s.log.source).name) for s in run.services)}]",
     ]
+    if run.notes:  # what the import noticed, kept where every reader of the contract sees it
+        lines += ["import_notes = ["] + [f"  {_toml(note)}," for note in run.notes] + ["]"]
     notes = {k: v for svc in run.services for k, v in sorted(svc.log.column_notes.items())}
     if notes:  # what each kept column is (whose hash is which), shown with the contract
         lines += ["", "[environment.columns]"] + [f"{_key(k)} = {_toml(v)}" for k, v in sorted(notes.items())]

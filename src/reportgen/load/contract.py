@@ -218,6 +218,7 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
     candidates_tried = run.positive_int("candidates_tried")
     slices = run.str_list("slices", "must be a list of slice names (values of the log's slice column)") or ()
     failure_score = run.number("failure_score", what="a number (the score a technical failure counts as)")
+    unmatched_units = run.choice("unmatched_units", UNMATCHED_UNITS, "count")
     tasks, environment = _tasks(top), top.table_of("environment")
     title, question = run.string("title", required=False) or run_id, run.string("question") or ""
     # A rate's thresholds are fractions; a score's are on the score's own scale.
@@ -237,7 +238,7 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
         dispute_rule=dispute_rule, block_on_critical=block_on_critical, candidates_tried=candidates_tried,
         slices=slices, failure_score=failure_score, bootstrap_resamples=resamples, bootstrap_seed=seed,
         services=tuple(services), tasks=tasks, environment=_freeze(environment), raw=_freeze(top.table),
-        text=top.text, block_count=block_count,
+        text=top.text, block_count=block_count, unmatched_units=unmatched_units,
     )
 
 
@@ -259,6 +260,9 @@ def _run_id(run: _Reader, folder_name: str) -> str:
     if run_id and run_id != folder_name:
         run.bad("id", f"{run_id!r} differs from the experiment folder name {folder_name!r}")
     return run_id
+
+
+UNMATCHED_UNITS = ("count", "leave_out")
 
 
 def _primary_metric(run: _Reader, design: str) -> str:

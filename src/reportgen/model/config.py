@@ -103,6 +103,10 @@ class RunContract:
     text: str = ""  # run.toml as written, for line numbers in messages
     # ``blocks = N``: how many blocks, not their names; loading takes the log's N ids as ``blocks``.
     block_count: int | None = None
+    # A pair (or task) that only one service has rows for: "count" (a planned call that
+    # never happened: a non-pass, or failure_score) or "leave_out" (the other service
+    # never ran that unit, as when two harness logs hold different samples).
+    unmatched_units: str = "count"
 
     def line_of(self, key: str, table: str = "[run]", nth: int = 1) -> int:
         return _line_of(self.text, key, table, nth)
