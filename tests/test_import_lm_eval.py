@@ -57,7 +57,7 @@ def test_every_shared_folder_reads_or_is_refused_in_one_line(folder: Path) -> No
     for log in logs:
         assert log.harness == "lm-eval" and log.model and log.samples
         assert log.started_at.endswith("+00:00")
-        assert all(s.artifacts and s.columns["doc_id"] == s.unit for s in log.samples)
+        assert all(s.materialize()[1] and s.columns["doc_id"] == s.unit for s in log.samples)
 
 
 def readable_results() -> list[object]:
@@ -79,7 +79,7 @@ def test_the_mean_over_samples_is_the_harness_aggregate(results_file: Path) -> N
             continue  # the harness's number covers documents the samples file does not hold
         if _aggregation(results["configs"][log.task], metric) != "mean":
             continue
-        logged = [_logged_value(s.artifacts, metric) for s in log.samples]
+        logged = [_logged_value(s.materialize()[1], metric) for s in log.samples]
         assert math.isclose(sum(logged) / len(logged), log.aggregate[key], abs_tol=1e-9, rel_tol=0), key
         if all(s.status == "ok" for s in log.samples):
             assert _sample_mean(log) == pytest.approx(log.aggregate[key], abs=1e-9, rel=0)
@@ -158,12 +158,13 @@ def test_a_small_run_becomes_one_log_of_pass_fail_samples(tmp_path: Path) -> Non
         ("0", 1, "ok", True), ("1", 1, "ok", False), ("2", 1, "ok", True)]
     second = log.samples[1]
     assert second.grade_reason == "acc = 0; target: 2"
-    assert second.request == {"model": "hf", "model_args": "pretrained=org/model-a,dtype=bfloat16",
+    request, artifacts = second.materialize()
+    assert request == {"model": "hf", "model_args": "pretrained=org/model-a,dtype=bfloat16",
                               "generation_kwargs": {"until": ["\n"], "max_gen_toks": 32, "do_sample": False,
                                                     "temperature": 0.0},
                               "arguments": {"gen_args_0": {"arg_0": "Q: What is 1 + 1?\nA:",
                                                            "arg_1": {"until": ["\n"]}}}}
-    files = dict(second.artifacts)
+    files = dict(artifacts)
     assert files["response.txt"] == b" 0"
     line = (folder / f"samples_toy_{STAMP}.jsonl").read_text(encoding="utf-8").splitlines()[1]
     assert json.loads(files["sample.json"]) == json.loads(line)

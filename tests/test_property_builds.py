@@ -124,6 +124,9 @@ def _edge_sources() -> dict[str, Spec]:
             rows=rate_rows({"b1": {"A": "TTSL", "B": "PPPP"}, "b2": {"A": "HEFF", "B": "PPPP"}})),
         "paired, one pair": Spec("paired", "base", ("cand",), (("base", 1), ("cand", 1)), ("1",), "list",
                                  rows=paired_rows([("F", "P")])),
+        "paired, every call excluded (no rate defined, nothing to chart)": Spec(
+            "paired", "C", ("A",), (("C", 1), ("A", 1)), (), "absent", exclusion_rules=(gen.EXCLUSION_RULE,),
+            rows=(Row("A", "1", "fail", pair_id="p1", excluded=True), Row("C", "1", "fail", pair_id="p1", excluded=True))),
         "paired, all ties (pass/fail)": Spec("paired", "base", ("cand",), (("base", 4), ("cand", 4)), ("1",), "list",
                                              noninferiority_margin=0.1,
                                              rows=paired_rows([("P", "P"), ("F", "F"), ("T", "T"), ("P", "P")])),

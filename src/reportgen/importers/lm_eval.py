@@ -15,9 +15,10 @@ import dataclasses
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from reportgen.errors import Collector, InputError, Problem
@@ -29,7 +30,7 @@ from reportgen.importers.lm_eval_samples import (
     TaskSettings,
     read_samples,
 )
-from reportgen.importers.records import HarnessLog, Sample
+from reportgen.importers.records import NO_REQUEST, HarnessLog, Payload, Sample
 
 HARNESS = "lm-eval"
 STAMP = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
@@ -287,29 +288,25 @@ COLUMN_NOTES = {
 
 def _doc_samples(doc: DocLine, value: object, metric: str, kind: str) -> list[Sample]:
     values = value if isinstance(value, list) else [value]
-    out = []
-    for epoch, one in enumerate(values, 1):
-        artifacts = doc.artifacts
-        if len(values) > 1 and len(doc.repetitions) == len(values):
-            artifacts = (("response.txt", doc.repetitions[epoch - 1]),) + doc.artifacts[1:]
-        out.append(_sample(doc, epoch, one, metric, kind, artifacts))
-    return out
+    per_repetition = len(values) > 1 and doc.repetitions == len(values)
+    return [_sample(doc, epoch, one, metric, kind, partial(doc.payload, epoch if per_repetition else 0))
+            for epoch, one in enumerate(values, 1)]
 
 
 def _sample(doc: DocLine, epoch: int, value: object, metric: str, kind: str,
-            artifacts: tuple[tuple[str, bytes], ...]) -> Sample:
+            payload: Callable[[], Payload]) -> Sample:
     number = float(value) if isinstance(value, (bool, int, float)) else math.nan
     grade = f"{metric} = {_number_text(value)}; target: {doc.target}"
     grade = grade if len(grade) <= GRADE_CHARS else grade[:GRADE_CHARS - 1] + "…"
     if not math.isfinite(number):
         # lm-eval's graders return inf or nan when they cannot score a response at all.
-        return Sample(doc.unit, epoch, doc.request, "harness_error", grade_reason=grade, artifacts=artifacts,
+        return Sample(doc.unit, epoch, NO_REQUEST, "harness_error", grade_reason=grade, payload=payload,
                       failure_reason=f"lm-eval's grader gave {metric} = {number}: it could not score the response",
                       columns=doc.columns)
     if kind == "pass":
-        return Sample(doc.unit, epoch, doc.request, "ok", passed=number == 1, grade_reason=grade,
-                      artifacts=artifacts, columns=doc.columns)
-    return Sample(doc.unit, epoch, doc.request, "ok", score=number, grade_reason=grade, artifacts=artifacts,
+        return Sample(doc.unit, epoch, NO_REQUEST, "ok", passed=number == 1, grade_reason=grade,
+                      payload=payload, columns=doc.columns)
+    return Sample(doc.unit, epoch, NO_REQUEST, "ok", score=number, grade_reason=grade, payload=payload,
                   columns=doc.columns)
 
 

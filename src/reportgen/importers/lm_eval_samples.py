@@ -15,12 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reportgen.errors import Collector
+from reportgen.errors import Collector, InputError, Problem
 
 HASH_COLUMNS = ("doc_hash", "prompt_hash", "target_hash")
 # Outputs scored by log-likelihood: each response is a [log-likelihood, is-greedy] pair.
 SCORED_OUTPUTS = ("loglikelihood", "multiple_choice", "loglikelihood_rolling")
 PROMPT_CHARS = 2000
+TARGET_CHARS = 300  # more than a grade line (200 characters) shows
 
 
 @dataclass(frozen=True)
@@ -35,17 +36,46 @@ class TaskSettings:
     metric_names: tuple[str, ...] = ()  # from the results' "metric,filter" keys: old lines do not list theirs
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DocLine:
     """One samples line, reduced to what its Samples carry (shared by every metric of the line)."""
 
     unit: str
     line: int
-    request: Mapping[str, object]
-    target: str
-    artifacts: tuple[tuple[str, bytes], ...]
+    target: str  # at most TARGET_CHARS: only the grade line shows it
     columns: Mapping[str, str]
-    repetitions: tuple[bytes, ...] = ()  # one response per repetition, when the line holds them
+    where: LineAt  # the line's bytes in the file: its request and artifacts are read again from there
+    repetitions: int = 0  # how many per-repetition responses the line holds (0: none)
+
+    def payload(self, repetition: int = 0) -> tuple[Mapping[str, object], tuple[tuple[str, bytes], ...]]:
+        """The request and the artifacts (response.txt of ``repetition`` when 1 or more), from the file."""
+        sample = self.where.read()
+        request = {**self.where.settings.request, "arguments": sample.get("arguments")}
+        output_type = self.where.settings.output_type
+        filtered = sample.get("filtered_resps")
+        response = filtered[repetition - 1] if repetition and isinstance(filtered, list) else filtered
+        return request, (("response.txt", response_text(response, output_type).encode("utf-8")),
+                         ("sample.json", json.dumps(sample, indent=2, ensure_ascii=False).encode("utf-8") + b"\n"))
+
+
+@dataclass(frozen=True, slots=True)
+class LineAt:
+    """Where one samples line is: read again (open, seek, read, parse) when its call is written."""
+
+    path: Path
+    offset: int
+    length: int
+    settings: TaskSettings
+
+    def read(self) -> dict[str, object]:
+        with self.path.open("rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read(self.length)
+        sample = json.loads(data.decode("utf-8")) if len(data) == self.length else None
+        if not isinstance(sample, dict):
+            raise InputError([Problem(str(self.path), 0, "", "the file changed while it was imported: "
+                                      "import it again")])
+        return sample
 
 
 @dataclass
@@ -71,8 +101,12 @@ def read_samples(path: Path, settings: TaskSettings, problems: Collector) -> Sam
     out = SamplesFile(path, settings.name)
     seen: dict[str, int] = {}  # doc_id -> lines so far: the filter of an old line is its occurrence
     lines: dict[tuple[str, str], int] = {}  # (doc_id, filter) -> its line: each is logged once
-    with path.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, 1):
+    offset = 0
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            where = LineAt(path, offset, len(raw), settings)
+            offset += len(raw)
+            text = raw.decode("utf-8")
             if not text.strip():
                 continue
             try:
@@ -84,13 +118,14 @@ def read_samples(path: Path, settings: TaskSettings, problems: Collector) -> Sam
             if not isinstance(sample, dict) or "doc_id" not in sample:
                 problems.add(str(path), number, "doc_id", "required: lm-eval writes a doc_id on every line")
                 continue
-            _read_line(out, sample, number, settings, (seen, lines), problems)
+            _read_line(out, sample, where, number, (seen, lines), problems)
     return out
 
 
-def _read_line(out: SamplesFile, sample: dict[str, object], number: int, settings: TaskSettings,
+def _read_line(out: SamplesFile, sample: dict[str, object], where: LineAt, number: int,
                seen_so_far: tuple[dict[str, int], dict[tuple[str, str], int]], problems: Collector) -> None:
     seen, lines = seen_so_far
+    settings = where.settings
     unit = str(sample["doc_id"])
     occurrence = seen.get(unit, 0)
     seen[unit] = occurrence + 1
@@ -111,7 +146,7 @@ def _read_line(out: SamplesFile, sample: dict[str, object], number: int, setting
         out.filters.append(name)
     if not out.first_prompt:
         out.first_prompt = first_text(sample.get("arguments"))
-    doc = _doc_line(unit, number, sample, settings)
+    doc = _doc_line(unit, number, sample, where)
     listed = sample.get("metrics")
     names = [m for m in listed if isinstance(m, str)] if isinstance(listed, list) else \
         [m for m in settings.metric_names if m in sample]
@@ -138,17 +173,13 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (bool, int, float))
 
 
-def _doc_line(unit: str, number: int, sample: dict[str, object], settings: TaskSettings) -> DocLine:
-    request = {**settings.request, "arguments": sample.get("arguments")}
+def _doc_line(unit: str, number: int, sample: dict[str, object], where: LineAt) -> DocLine:
     filtered = sample.get("filtered_resps")
-    repetitions: tuple[bytes, ...] = ()
-    if settings.repeats > 1 and isinstance(filtered, list) and len(filtered) == settings.repeats:
-        repetitions = tuple(response_text(r, settings.output_type).encode("utf-8") for r in filtered)
-    artifacts = (("response.txt", response_text(filtered, settings.output_type).encode("utf-8")),
-                 ("sample.json", json.dumps(sample, indent=2, ensure_ascii=False).encode("utf-8") + b"\n"))
+    repeats = where.settings.repeats
+    repetitions = repeats if repeats > 1 and isinstance(filtered, list) and len(filtered) == repeats else 0
     columns = {"doc_id": unit}
     columns.update({name: str(sample[name]) for name in HASH_COLUMNS if isinstance(sample.get(name), str)})
-    return DocLine(unit, number, request, _plain(sample.get("target")), artifacts, columns, repetitions)
+    return DocLine(unit, number, _plain(sample.get("target"))[:TARGET_CHARS], columns, where, repetitions)
 
 
 def response_text(filtered: object, output_type: str) -> str:

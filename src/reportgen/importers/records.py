@@ -1,23 +1,33 @@
 """What a harness reader hands to the importer: one model's log of one task, and its
 samples, in the harness's own terms. Readers know formats; they decide nothing about
-designs, ids or files (assemble and write do)."""
+designs, ids or files (assemble and write do).
+
+A Sample's heavy part (the request and the artifacts: prompts, transcripts, outputs) is
+either held (``request`` / ``artifacts``) or loaded when written (``payload``: a loader
+that reads it again from the log). A streaming reader sets ``payload`` and keeps only the
+small per-sample fields, so that memory is bounded by the samples' metadata, not by the
+log's bytes; ``materialize()`` gives the heavy part either way."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal
 
 MetricKind = Literal["pass", "score"]
+Artifacts = tuple[tuple[str, bytes], ...]
+Payload = tuple[Mapping[str, object], Artifacts]  # (the request, the artifacts)
+NO_REQUEST: Mapping[str, object] = MappingProxyType({})  # a lazy Sample's request field (shared, read-only)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sample:
     """One graded model call: a sample (or document, or request state) and epoch."""
 
     unit: str  # the sample / document / instance id: the same id in two logs is the same item
     epoch: int  # 1-based repetition of the unit
-    request: Mapping[str, object]  # the request as the harness records it (JSON-able)
+    request: Mapping[str, object]  # the request as the harness records it (JSON-able); NO_REQUEST when lazy
     status: str  # "ok" or a technical failure: timeout, api_error, stream_cut, length_limit, harness_error
     passed: bool | None = None  # a pass/fail metric's outcome (None: a technical failure)
     score: float | None = None  # a numeric metric's value
@@ -30,6 +40,14 @@ class Sample:
     slice: str = ""  # a split or subset, when the harness records one
     artifacts: tuple[tuple[str, bytes], ...] = ()  # (file name, bytes): the output, the transcript
     columns: Mapping[str, str] = field(default_factory=dict)  # harness ids kept as log columns
+    # Reads (request, artifacts) again from the log, when the reader does not hold them.
+    payload: Callable[[], Payload] | None = field(default=None, compare=False, repr=False)
+
+    def materialize(self) -> Payload:
+        """The request and the artifacts: loaded from the log now when the Sample is lazy."""
+        if self.payload is not None:
+            return self.payload()
+        return self.request, self.artifacts
 
 
 @dataclass(frozen=True)

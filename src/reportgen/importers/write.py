@@ -39,12 +39,15 @@ def write_run(run: ImportedRun, source: Path) -> Path:
     (folder / "requests").mkdir(parents=True)
     rows = []
     for call in run.calls:
-        body = canonical(call.sample.request)
+        # One sample's heavy part at a time (a lazy Sample reads it from the log now).
+        payload, artifacts = call.sample.materialize()
+        body = canonical(payload)
         hexdigest = hashlib.sha256(body).hexdigest()
         request = folder / "requests" / f"{hexdigest}.json"
         if not request.exists():
             request.write_bytes(body)
-        rows.append(_row(run, call, hexdigest, _artifacts(folder, call)))
+        rows.append(_row(run, call, hexdigest, _artifacts(folder, call, artifacts)))
+        del payload, artifacts, body
     (folder / "calls.csv").write_text(_csv(rows), encoding="utf-8", newline="")
     (folder / "run.toml").write_text(contract_text(run), encoding="utf-8")
     return folder
@@ -71,12 +74,12 @@ def _clear(folder: Path) -> None:
             shutil.rmtree(folder / sub)
 
 
-def _artifacts(folder: Path, call: ImportedCall) -> str:
-    if not call.sample.artifacts:
+def _artifacts(folder: Path, call: ImportedCall, artifacts: tuple[tuple[str, bytes], ...]) -> str:
+    if not artifacts:
         return ""
     target = folder / "artifacts" / call.service / call.call_id
     target.mkdir(parents=True)
-    for name, data in call.sample.artifacts:
+    for name, data in artifacts:
         # Names come from the reader, never from the log: still, nothing leaves the folder.
         if "/" in name or "\\" in name or name in ("", ".", ".."):
             raise ValueError(f"artifact name {name!r} is not a plain file name")

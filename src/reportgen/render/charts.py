@@ -52,7 +52,8 @@ def _base(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
 def build_charts(analysis: ExperimentAnalysis) -> tuple[Chart, ...]:
     # A score run's "pass" only says a call completed: no pass-rate charts for it.
     scored = analysis.run.contract.primary_metric == "score"
-    charts = [] if scored else [_rates(analysis)]
+    rates = None if scored else _rates(analysis)
+    charts = [rates] if rates is not None else []
     if analysis.overall.comparisons:
         charts.append(_difference(analysis))
     # Pass/fail pairs take only three differences: their 2×2 table says it all.
@@ -63,8 +64,8 @@ def build_charts(analysis: ExperimentAnalysis) -> tuple[Chart, ...]:
     latency = _latency(analysis)
     if latency is not None:
         charts.append(latency)
-    charts.append(_outcomes(analysis))
-    return tuple(charts)
+    outcomes = _outcomes(analysis)
+    return tuple(charts) + ((outcomes,) if outcomes is not None else ())
 
 
 def _interval_chart(df: pd.DataFrame, y: str, colour: str, x_title: str, height: int,
@@ -87,7 +88,7 @@ def _interval_layers(df: pd.DataFrame, y: str, colour: str, x_title: str,
     return [rule, point]
 
 
-def _rates(analysis: ExperimentAnalysis) -> Chart:
+def _rates(analysis: ExperimentAnalysis) -> Chart | None:
     rows = []
     for s in analysis.overall.services:
         for label, est in (("all planned first submissions", s.first_pass),
@@ -95,6 +96,8 @@ def _rates(analysis: ExperimentAnalysis) -> Chart:
             if est.is_defined:
                 rows.append({"row": f"{s.service} · {label}", "measure": label, "estimate": est.estimate,
                              "low": est.low, "high": est.high, "n": f"{est.numerator}/{est.denominator}"})
+    if not rows:  # every call excluded: no rate is defined, so there is nothing to draw
+        return None
     df = pd.DataFrame(rows)
     level = present.percent(analysis.run.contract.confidence_level, 0)
     chart = _base(_interval_chart(df, "row", "measure", f"pass rate, {level} Wilson interval", 34 * len(rows)))
@@ -273,7 +276,7 @@ def _latency(analysis: ExperimentAnalysis) -> Chart | None:
                  _svg(chart, columns, table), columns, table)
 
 
-def _outcomes(analysis: ExperimentAnalysis) -> Chart:
+def _outcomes(analysis: ExperimentAnalysis) -> Chart | None:
     rows = []
     score = analysis.run.contract.primary_metric == "score"
     for s in analysis.overall.services:
@@ -287,6 +290,8 @@ def _outcomes(analysis: ExperimentAnalysis) -> Chart:
             if count:
                 rows.append({"service": s.service, "outcome": outcome, "calls": count, "order": order,
                              "share": count / s.planned if s.planned else 0.0})
+    if not rows:  # every call excluded: no planned call is left to show
+        return None
     df = pd.DataFrame(rows)
     names = list(dict.fromkeys(df["outcome"]))
     colours = [OUTCOME_COLOURS.get(n, PALETTE[3 + i % 4]) for i, n in enumerate(names)]
