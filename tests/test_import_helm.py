@@ -6,14 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from reportgen.cli import main
+from import_sites import build_import, claims_of
 from reportgen.errors import InputError
 from reportgen.importers.assemble import assemble
 from reportgen.importers.helm import NO_TIME, read_helm
 from reportgen.importers.records import Sample
-from reportgen.importers.write import write_run, write_site_file
+from reportgen.importers.write import write_run
 
 EVAL_LOGS = Path(__file__).resolve().parents[2] / "shared" / "eval-logs"
 HELM_RUNS = sorted((EVAL_LOGS / "helm").glob("mmlu*")) if (EVAL_LOGS / "helm").is_dir() else []
@@ -262,15 +261,7 @@ def test_an_imported_helm_run_builds_verifies_and_states_helms_number(tmp_path, 
     folder = two_instances(tmp_path / "logs") if which == "fixture" else HELM_RUNS[0]
     [log] = read_helm([folder])
     [run] = assemble([log])
-    src, out = tmp_path / "src", tmp_path / "out"
-    write_site_file(src, "HELM import")
-    write_run(run, src)
-    runner = CliRunner()
-    built = runner.invoke(main, ["build", str(src), "--out", str(out), "-q"])
-    assert built.exit_code == 0, built.output
-    verified = runner.invoke(main, ["verify", str(out / "v1")])
-    assert verified.exit_code == 0, verified.output
-    claims = {c["id"]: c for c in json.loads((out / "v1" / "data" / "results.json").read_text())["claims"]}
+    claims = claims_of(build_import(run, tmp_path, "HELM import")[1])
     service = run.services[0].id
     # HELM states its mean per split; the report's slices are those splits.
     for key, mean in log.aggregate.items():

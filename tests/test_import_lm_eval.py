@@ -11,15 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from scipy import stats as sps
 
-from reportgen.cli import main
+from import_sites import build_import, claims_of
 from reportgen.errors import InputError
 from reportgen.importers.assemble import assemble
 from reportgen.importers.lm_eval import read_lm_eval
 from reportgen.importers.records import HarnessLog
-from reportgen.importers.write import write_run, write_site_file
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval-logs"
 LM_EVAL = SHARED / "lm-eval"
@@ -264,12 +262,7 @@ def test_two_models_on_one_task_build_a_paired_report(tmp_path: Path) -> None:
                          lm_eval_run(tmp_path / "logs" / "b", {"acc": b}, model="org/model-b", date=DATE + 60)])
     [run] = assemble(logs)
     assert run.design == "paired" and len(run.calls) == 14
-    src, out = tmp_path / "src", tmp_path / "out"
-    write_site_file(src, "lm-eval import")
-    write_run(run, src)
-    result = CliRunner().invoke(main, ["build", str(src), "--out", str(out), "-q"])
-    assert result.exit_code == 0, result.output
-    claims = {c["id"]: c for c in json.loads((out / "v1" / "data" / "results.json").read_text())["claims"]}
+    claims = claims_of(build_import(run, tmp_path, "lm-eval import")[1])
     [candidate] = run.candidates
     outcomes = {svc.id: v for svc, v in zip(run.services, (a, b))}  # services are sorted by model, as the logs
     base, cand = outcomes[run.baseline], outcomes[candidate]
@@ -312,17 +305,12 @@ def test_a_lower_is_better_score_keeps_its_direction_and_a_one_model_score_run_b
     results.write_text(json.dumps(data), encoding="utf-8")
     [log] = read_lm_eval([folder])
     assert (log.kind, log.higher_is_better) == ("score", False)
-    src, out = tmp_path / "src", tmp_path / "out"
-    write_site_file(src, "lm-eval import")
     [run] = assemble([log])
-    written = write_run(run, src)
+    written, results = build_import(run, tmp_path, "lm-eval import")
     contract = tomllib.loads((written / "run.toml").read_text(encoding="utf-8"))["run"]
     assert (contract["higher_is_better"], contract["primary_metric"], contract["candidates"]) == (False, "score", [])
-    runner = CliRunner()
-    built = runner.invoke(main, ["build", str(src), "--out", str(out), "-q"])
-    assert built.exit_code == 0, built.output
-    assert runner.invoke(main, ["verify", str(out / "v1")]).exit_code == 0
-    claims = {c["id"]: c for c in json.loads((out / "v1" / "data" / "results.json").read_text())["claims"]}
+    claims = claims_of(results)
+    out = tmp_path / "out"
     service = run.services[0].id
     assert claims[f"toy.{service}.mean_score"]["estimate"] == pytest.approx(np.mean([3.5, 0.25, 12.0, 4.0]))
     assert claims[f"toy.{service}.score_sd"]["estimate"] == pytest.approx(np.std([3.5, 0.25, 12.0, 4.0], ddof=1))
@@ -338,14 +326,7 @@ def test_three_models_with_a_score_build_a_leaderboard_compared_by_welch(tmp_pat
                          for i, (m, v) in enumerate(values.items())])
     [run] = assemble(logs, baseline="org/model-a")
     assert (run.design, run.kind) == ("leaderboard", "score")
-    src, out = tmp_path / "src", tmp_path / "out"
-    write_site_file(src, "lm-eval import")
-    write_run(run, src)
-    runner = CliRunner()
-    result = runner.invoke(main, ["build", str(src), "--out", str(out), "-q"])
-    assert result.exit_code == 0, result.output
-    assert runner.invoke(main, ["verify", str(out / "v1")]).exit_code == 0
-    claims = {c["id"]: c for c in json.loads((out / "v1" / "data" / "results.json").read_text())["claims"]}
+    claims = claims_of(build_import(run, tmp_path, "lm-eval import")[1])
     model = {svc.id: svc.log.model for svc in run.services}
     for candidate in run.candidates:
         oracle = sps.ttest_ind(values[model[candidate]], values["org/model-a"], equal_var=False)
@@ -361,17 +342,13 @@ def test_a_log_holding_fewer_documents_than_it_lists_is_an_audit_warning(tmp_pat
     data["n-samples"]["toy"] = {"original": 10, "effective": 10}
     results.write_text(json.dumps(data), encoding="utf-8")
     [run] = assemble(read_lm_eval([folder]))
-    src, out = tmp_path / "src", tmp_path / "out"
-    write_site_file(src, "lm-eval import")
-    written = write_run(run, src)
+    written, site = build_import(run, tmp_path, "lm-eval import")
     service = run.services[0].id
     assert tomllib.loads((written / "run.toml").read_text(encoding="utf-8"))["environment"]["harness_listed"] == {
         service: 10}
-    result = CliRunner().invoke(main, ["build", str(src), "--out", str(out), "-q"])
-    assert result.exit_code == 0, result.output
-    findings = json.loads((out / "v1" / "data" / "results.json").read_text())["findings"]
+    findings = site["findings"]
     [incomplete] = [f for f in findings if f["code"] == "log-incomplete"]
     assert incomplete["services"] == [service] and "lists 10 samples but holds 3" in incomplete["message"]
     assert incomplete["line"] > 0
-    claims = {c["id"]: c for c in json.loads((out / "v1" / "data" / "results.json").read_text())["claims"]}
+    claims = claims_of(site)
     assert incomplete["id"] in claims[f"toy.{service}.first_pass_rate"]["findings"]

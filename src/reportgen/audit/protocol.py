@@ -318,22 +318,10 @@ def _fewer_than_listed(run: ValidatedRun, _) -> Iterable[Finding]:
     for service, n in listed.items():
         if isinstance(n, int) and not isinstance(n, bool) and held[service] < n:
             yield Finding("log-incomplete", "warning", f"{run.rel_folder}/run.toml",
-                          _key_line(run.contract.text, "[environment.harness_listed]", service),
+                          run.contract.line_of(service, "[environment.harness_listed]", whole_key=True),
                           f"environment.harness_listed.{service}",
                           f"the harness's log of {service} lists {n} samples but holds {held[service]}: the report "
                           "covers those it holds, and the harness's own number may cover more", (service,))
-
-
-def _key_line(text: str, table: str, key: str) -> int:
-    """The line of ``key = ...`` (bare or quoted) inside ``table`` of a TOML text; 0 if absent."""
-    inside = False
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        if stripped.startswith("["):
-            inside = stripped == table
-        elif inside and "=" in stripped and stripped.split("=", 1)[0].strip().strip('"') == key:
-            return number
-    return 0
 
 
 def _retries(run: ValidatedRun, _) -> Iterable[Finding]:

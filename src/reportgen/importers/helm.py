@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.errors import InputError, Problem
-from reportgen.importers.records import HarnessLog, MetricKind, Sample
+from reportgen.importers.records import HarnessLog, MetricKind, Sample, json_object
 
 REQUIRED = ("run_spec.json", "scenario_state.json", "per_instance_stats.json")
 
@@ -111,10 +111,6 @@ def _read_json(file: Path) -> Any:
         raise InputError([Problem(str(file), 0, "", "not UTF-8 text")]) from None
 
 
-def _dict(value: Any) -> Mapping[str, Any]:
-    """A JSON object, or an empty one for anything else (an optional part HELM left out)."""
-    return value if isinstance(value, dict) else {}
-
 
 def _object(value: Any, file: Path) -> Mapping[str, Any]:
     if not isinstance(value, dict):
@@ -166,7 +162,7 @@ def _scenario_name(spec: Mapping[str, Any], scenario: Any) -> str:
     name = spec.get("name")
     if isinstance(name, str) and name:
         return name.split(":", 1)[0]
-    class_name = str(_dict(spec.get("scenario_spec")).get("class_name", "helm"))
+    class_name = str(json_object(spec.get("scenario_spec")).get("class_name", "helm"))
     return class_name.rsplit(".", 1)[-1]
 
 
@@ -184,7 +180,7 @@ def _choose_metrics(run: _Run, requested: Sequence[str] | None) -> list[str]:
         return ["exact_match"]
     metric_specs = run.spec.get("metric_specs")
     for metric_spec in metric_specs if isinstance(metric_specs, list) else []:
-        names = _dict(_dict(metric_spec).get("args")).get("names")
+        names = json_object(json_object(metric_spec).get("args")).get("names")
         for name in names if isinstance(names, list) else []:
             if name in available:
                 return [name]
@@ -197,7 +193,7 @@ def _kind(metric: str) -> MetricKind:
 
 
 def _log(run: _Run, metric: str) -> HarnessLog:
-    adapter = _dict(run.spec.get("adapter_spec"))
+    adapter = json_object(run.spec.get("adapter_spec"))
     model = adapter.get("model") or next((u.states[0]["request"].get("model") for u in run.units), None)
     if not isinstance(model, str) or not model:
         raise InputError([Problem(run.source, 0, "model", "run_spec.json names no adapter_spec.model")])
@@ -218,7 +214,7 @@ def _log(run: _Run, metric: str) -> HarnessLog:
 def _task(run: _Run) -> str:
     """The scenario and its arguments, as HELM names runs ("mmlu:subject=philosophy"):
     the adapter method and the model are not part of the task."""
-    args = _dict(_dict(run.spec.get("scenario_spec")).get("args"))
+    args = json_object(json_object(run.spec.get("scenario_spec")).get("args"))
     if not args:
         return run.scenario_name
     return f"{run.scenario_name}:" + ",".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}"

@@ -32,7 +32,7 @@ from reportgen.importers.inspect_samples import (
     read_sample,
     value_kind,
 )
-from reportgen.importers.records import HarnessLog, MetricKind, Sample
+from reportgen.importers.records import HarnessLog, MetricKind, Sample, json_object
 from reportgen.model.ordering import natural_key
 
 HARNESS = "inspect"
@@ -185,15 +185,15 @@ def _score_entries(results: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     for key in ("scores", "scorers"):
         if isinstance(results.get(key), list):
             return [entry for entry in results[key] if isinstance(entry, dict) and isinstance(entry.get("name"), str)]
-    scorer = _dict(results.get("scorer"))
+    scorer = json_object(results.get("scorer"))
     return [{**scorer, "metrics": results.get("metrics")}] if isinstance(scorer.get("name"), str) else []
 
 
 def _scorers(log: _Loaded, samples: Sequence[Mapping[str, Any]]) -> list[str]:
     """The scorers in Inspect's order: as its results list them, else as the samples carry them."""
-    names = [str(entry["name"]) for entry in _score_entries(_dict(log.header.get("results")))]
+    names = [str(entry["name"]) for entry in _score_entries(json_object(log.header.get("results")))]
     if not names:
-        names = [name for raw in samples for name in _dict(raw.get("scores"))]
+        names = [name for raw in samples for name in json_object(raw.get("scores"))]
     names = list(dict.fromkeys(names))
     if not names:
         _refuse(log.source, "no sample has a score and the results name no scorer: the run was not scored "
@@ -205,7 +205,7 @@ def _kind(log: _Loaded, samples: Sequence[Mapping[str, Any]], scorer: str) -> Me
     """pass for grades, score for numbers; a scorer giving both, or anything else, is refused."""
     kinds: dict[str, str] = {}
     for raw in samples:
-        value = _dict(_dict(raw.get("scores")).get(scorer)).get("value")
+        value = json_object(json_object(raw.get("scores")).get(scorer)).get("value")
         if value is None:
             continue
         kind = value_kind(value)
@@ -223,7 +223,7 @@ def _kind(log: _Loaded, samples: Sequence[Mapping[str, Any]], scorer: str) -> Me
 
 def _harness_log(log: _Loaded) -> HarnessLog:
     samples = _checked_samples(log)
-    evaluation = _dict(log.header.get("eval"))
+    evaluation = json_object(log.header.get("eval"))
     names = _scorers(log, samples)
     scorer = names[0]
     kind = _kind(log, samples, scorer)
@@ -231,7 +231,7 @@ def _harness_log(log: _Loaded) -> HarnessLog:
     if not created:
         _refuse(log.source, "required: the time the run started, as ISO 8601 (Inspect writes it in every log)",
                 "eval.created")
-    plan_config = _dict(log.header.get("plan")).get("config")
+    plan_config = json_object(log.header.get("plan")).get("config")
     model_config = evaluation.get("model_generate_config")
     request: dict[str, object] = {"model": evaluation["model"]}
     if isinstance(plan_config, dict):
@@ -243,11 +243,11 @@ def _harness_log(log: _Loaded) -> HarnessLog:
     if all(o.ungraded and not o.error for _, o in read):
         _refuse(log.source, f"none of its {len(made)} samples has a score from {scorer} or an error: Inspect "
                 "recorded no outcome to import")
-    versions = _dict(evaluation.get("packages"))
+    versions = json_object(evaluation.get("packages"))
     version = versions.get("inspect_ai")
-    aggregate = _aggregate(_dict(log.header.get("results")), scorer)
+    aggregate = _aggregate(json_object(log.header.get("results")), scorer)
     facts = _Facts(scorer, kind, names, _listed(evaluation), _epochs(evaluation), aggregate,
-                   _reducer(_dict(log.header.get("results")), scorer, evaluation))
+                   _reducer(json_object(log.header.get("results")), scorer, evaluation))
     notes = log.notes + _run_notes(log.header, len(made), naive) + _sample_notes(facts, made, [o for _, o in read])
     present = {name for sample in made for name in sample.columns}
     return HarnessLog(
@@ -271,20 +271,20 @@ def _params(*configs: object) -> dict[str, object]:
 
 
 def _epochs(evaluation: Mapping[str, Any]) -> int:
-    epochs = _dict(evaluation.get("config")).get("epochs")
+    epochs = json_object(evaluation.get("config")).get("epochs")
     return epochs if isinstance(epochs, int) and not isinstance(epochs, bool) and epochs >= 1 else 1
 
 
 def _listed(evaluation: Mapping[str, Any]) -> int | None:
     """Samples × epochs the header lists: the sample ids run, else the dataset's size
     within --limit (a number, or a [start, end] range)."""
-    dataset = _dict(evaluation.get("dataset"))
+    dataset = json_object(evaluation.get("dataset"))
     ids = dataset.get("sample_ids")
     if isinstance(ids, list) and ids:
         units = len(ids)
     elif isinstance(dataset.get("samples"), int) and not isinstance(dataset.get("samples"), bool):
         units = dataset["samples"]
-        limit = _dict(evaluation.get("config")).get("limit")
+        limit = json_object(evaluation.get("config")).get("limit")
         if isinstance(limit, int) and not isinstance(limit, bool):
             units = min(units, limit)
         elif isinstance(limit, list) and len(limit) == 2 and all(isinstance(x, int) for x in limit):
@@ -298,8 +298,8 @@ def _aggregate(results: Mapping[str, Any], scorer: str) -> dict[str, float]:
     """The scorer's own metrics (accuracy, mean, stderr...): finite numbers only."""
     entry = next((e for e in _score_entries(results) if e["name"] == scorer), {})
     found: dict[str, float] = {}
-    for name, metric in _dict(entry.get("metrics")).items():
-        value = _dict(metric).get("value") if isinstance(metric, dict) else metric
+    for name, metric in json_object(entry.get("metrics")).items():
+        value = json_object(metric).get("value") if isinstance(metric, dict) else metric
         if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
             found[str(name)] = float(value)
     return dict(sorted(found.items()))
@@ -310,7 +310,7 @@ def _reducer(results: Mapping[str, Any], scorer: str, evaluation: Mapping[str, A
     entry = next((e for e in _score_entries(results) if e["name"] == scorer), {})
     if isinstance(entry.get("reducer"), str):
         return str(entry["reducer"])
-    reducers = _dict(evaluation.get("config")).get("epochs_reducer")
+    reducers = json_object(evaluation.get("config")).get("epochs_reducer")
     return str(reducers[0]) if isinstance(reducers, list) and reducers else "mean"
 
 
@@ -333,7 +333,7 @@ def _run_notes(header: Mapping[str, Any], n: int, naive: bool) -> tuple[str, ...
     if isinstance(status, str) and status != "success":
         notes.append(f"Inspect recorded the run's status as {status!r}: the log holds the {n} samples it wrote")
     if naive:
-        created = _dict(header.get("eval")).get("created")
+        created = json_object(header.get("eval")).get("created")
         notes.append(f"eval.created ({created}) has no UTC offset: taken as UTC")
     return tuple(notes)
 
@@ -392,7 +392,3 @@ def _headline_note(facts: _Facts, samples: Sequence[Sample]) -> list[str]:
         what = f"pass rate over the {len(samples)} imported samples"
     return [f"Inspect's own {facts.scorer} {name} = {facts.aggregate[name]:.6g}; the report's {what} is {mean:.6g}"]
 
-
-def _dict(value: object) -> Mapping[str, Any]:
-    """A JSON object, or an empty one for anything else (a part Inspect left out)."""
-    return value if isinstance(value, dict) else {}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from reportgen.importers.records import MetricKind, Sample
+from reportgen.importers.records import MetricKind, Sample, json_object
 
 # Inspect's letter grades and what its ``value_to_float`` counts them as (partial: 0.5).
 GRADES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
@@ -71,19 +71,19 @@ def value_kind(value: object) -> str:
 def read_sample(raw: Mapping[str, Any], context: LogContext) -> tuple[Sample, Observed]:
     unit = str(raw["id"])
     epoch = raw.get("epoch", 1)
-    attachments = _dict(raw.get("attachments"))
-    output = _dict(raw.get("output"))
+    attachments = json_object(raw.get("attachments"))
+    output = json_object(raw.get("output"))
     choices = output.get("choices")
-    choice = _dict(choices[0]) if isinstance(choices, list) and choices else {}
+    choice = json_object(choices[0]) if isinstance(choices, list) and choices else {}
     # Inspect's stop reasons are a fixed vocabulary; one line and bounded all the same.
     stop = one_line(choice["stop_reason"], 60) if isinstance(choice.get("stop_reason"), str) else ""
-    score = _dict(raw.get("scores")).get(context.scorer)
+    score = json_object(raw.get("scores")).get(context.scorer)
     grade, observed = _grade(score, context)
     status, failure, observed = _status(raw, stop, observed)
     if status == "ok" and observed.ungraded:
         status, failure = "harness_error", f"Inspect recorded no {context.scorer} score for this sample"
     elif status == "ok" and observed.nonfinite:
-        value = _dict(score).get("value")
+        value = json_object(score).get("value")
         status, failure = "harness_error", f"Inspect's {context.scorer} score is {value}: not a number, so no score"
     ok = status == "ok"
     request: dict[str, object] = {**context.request, "input": _resolve(raw.get("input"), attachments)}
@@ -112,7 +112,7 @@ class _Grade:
 
 def _grade(score: object, context: LogContext) -> tuple[_Grade, Observed]:
     """The scorer's value as a pass or a score, its words for grade_reason, and Inspect's count."""
-    entry = _dict(score)
+    entry = json_object(score)
     if "value" not in entry or entry["value"] is None:
         return _Grade(), Observed(ungraded=True)
     value = entry["value"]
@@ -136,10 +136,10 @@ def _status(raw: Mapping[str, Any], stop: str, observed: Observed) -> tuple[str,
     """A technical failure the sample records: an error, a length or time limit, a length stop."""
     error = raw.get("error")
     if error:
-        message = _dict(error).get("message") if isinstance(error, dict) else error
+        message = json_object(error).get("message") if isinstance(error, dict) else error
         return "harness_error", one_line(str(message or "Inspect recorded an error"), REASON_CHARS, first=True), \
             replace(observed, error=True)
-    limit = _dict(raw.get("limit"))
+    limit = json_object(raw.get("limit"))
     kind = limit.get("type") if isinstance(limit.get("type"), str) else ""
     amount = limit.get("limit")
     size = f" ({_number_text(amount)})" if isinstance(amount, int | float) and not isinstance(amount, bool) else ""
@@ -160,7 +160,7 @@ def _artifacts(raw: Mapping[str, Any], choice: Mapping[str, Any], output: Mappin
     """output.txt (the text parts of the model's answer) and messages.json (the whole
     message history). The names are fixed here: nothing in the log names a file."""
     found: list[tuple[str, bytes]] = []
-    message = _dict(choice.get("message"))
+    message = json_object(choice.get("message"))
     if "content" in message:
         found.append(("output.txt", text_of(_resolve(message["content"], attachments)).encode("utf-8")))
     elif isinstance(output.get("completion"), str):
@@ -184,7 +184,7 @@ def text_of(content: object) -> str:
 
 def first_prompt(raw: Mapping[str, Any]) -> str:
     """A sample's input text for the contract's [task]: the string, or the first user message's."""
-    value = _resolve(raw.get("input"), _dict(raw.get("attachments")))
+    value = _resolve(raw.get("input"), json_object(raw.get("attachments")))
     if isinstance(value, list):
         messages = [m for m in value if isinstance(m, dict)]
         user = next((m for m in messages if m.get("role") == "user"), messages[0] if messages else {})
@@ -253,7 +253,3 @@ def _number_text(value: object) -> str:
         return str(int(value))
     return str(value)
 
-
-def _dict(value: object) -> Mapping[str, Any]:
-    """A JSON object, or an empty one for anything else (a part Inspect left out)."""
-    return value if isinstance(value, dict) else {}

@@ -30,7 +30,7 @@ from reportgen.importers.lm_eval_samples import (
     TaskSettings,
     read_samples,
 )
-from reportgen.importers.records import NO_REQUEST, HarnessLog, Payload, Sample
+from reportgen.importers.records import NO_REQUEST, HarnessLog, Payload, Sample, json_object
 
 HARNESS = "lm-eval"
 STAMP = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
@@ -188,7 +188,7 @@ def _model(results: Mapping[str, object]) -> str:
     name = results.get("model_name")
     if isinstance(name, str) and name:
         return name
-    config = _mapping(results.get("config"))
+    config = json_object(results.get("config"))
     args = _arguments(config.get("model_args"))
     for key in ("pretrained", "model", "model_name", "engine"):
         if args.get(key):
@@ -197,13 +197,13 @@ def _model(results: Mapping[str, object]) -> str:
 
 
 def _settings(results: Mapping[str, object], task: str) -> TaskSettings:
-    config = _mapping(results.get("config"))
-    task_config = _mapping(_mapping(results.get("configs")).get(task))
+    config = json_object(results.get("config"))
+    task_config = json_object(json_object(results.get("configs")).get(task))
     request = {"model": config.get("model"), "model_args": config.get("model_args"),
                "generation_kwargs": task_config.get("generation_kwargs")}
     filters = tuple(str(f["name"]) for f in task_config.get("filter_list") or [] if isinstance(f, dict)
                     and "name" in f) or ("none",)
-    metrics = tuple(dict.fromkeys(key.split(",")[0] for key in _mapping(_mapping(results["results"]).get(task))
+    metrics = tuple(dict.fromkeys(key.split(",")[0] for key in json_object(json_object(results["results"]).get(task))
                                   if "," in key and not key.split(",")[0].endswith("_stderr")))
     repeats = task_config.get("repeats")
     return TaskSettings(task, {k: v for k, v in request.items() if v is not None},
@@ -215,13 +215,13 @@ def _task_logs(data: SamplesFile, results: Mapping[str, object], settings: TaskS
                context: _LogContext) -> tuple[list[HarnessLog], list[str]]:
     """One log per (metric, filter) with per-document values; a note for each without."""
     task = settings.name
-    task_config = _mapping(_mapping(results.get("configs")).get(task))
-    params = _params(task_config.get("generation_kwargs"), _mapping(results.get("config")).get("gen_kwargs"))
-    counts = _mapping(_mapping(results.get("n-samples")).get(task))
+    task_config = json_object(json_object(results.get("configs")).get(task))
+    params = _params(task_config.get("generation_kwargs"), json_object(results.get("config")).get("gen_kwargs"))
+    counts = json_object(json_object(results.get("n-samples")).get(task))
     effective = counts.get("effective")
     task_notes = list(context.notes)
     if isinstance(effective, int) and isinstance(counts.get("original"), int) and effective < counts["original"]:
-        limit = _mapping(results.get("config")).get("limit")
+        limit = json_object(results.get("config")).get("limit")
         task_notes.append(f"lm-eval evaluated {effective} of the task's {counts['original']} documents"
                           + (f" (--limit {limit:g})" if isinstance(limit, (int, float)) else ""))
     if settings.output_type in SCORED_OUTPUTS:
@@ -238,7 +238,7 @@ def _task_logs(data: SamplesFile, results: Mapping[str, object], settings: TaskS
         logs.append(_metric_log(context, data, _LogInput(
             task=task, metric=metric, filter=name, label=label, values=values, params=params,
             aggregate=_aggregate(results, task, metric, name), aggregation=aggregation,
-            lower_is_better=_mapping(_mapping(results.get("higher_is_better")).get(task)).get(metric) is False,
+            lower_is_better=json_object(json_object(results.get("higher_is_better")).get(task)).get(metric) is False,
             listed=effective if isinstance(effective, int) else None, repeats=settings.repeats,
             notes=tuple(task_notes))))
     return logs, skipped
@@ -348,7 +348,7 @@ def _metric_notes(given: _LogInput, samples: Sequence[Sample], kind: str, per_re
 
 
 def _aggregate(results: Mapping[str, object], task: str, metric: str, name: str) -> dict[str, float]:
-    numbers = _mapping(_mapping(results.get("results")).get(task))
+    numbers = json_object(json_object(results.get("results")).get(task))
     keys = (f"{metric},{name}", f"{metric}_stderr,{name}")
     return {k: float(numbers[k]) for k in keys if isinstance(numbers.get(k), (int, float))
             and not isinstance(numbers.get(k), bool)}
@@ -401,6 +401,3 @@ def _scalar(text: str) -> object:
             pass
     return text
 
-
-def _mapping(value: object) -> Mapping[str, object]:
-    return value if isinstance(value, Mapping) else {}

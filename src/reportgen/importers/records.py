@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 MetricKind = Literal["pass", "score"]
 Artifacts = tuple[tuple[str, bytes], ...]
@@ -70,3 +70,9 @@ class HarnessLog:
     higher_is_better: bool = True  # the metric's direction, as the harness records it
     notes: tuple[str, ...] = ()  # what the reader noticed and the report should say
     column_notes: Mapping[str, str] = field(default_factory=dict)  # what each kept column is
+
+
+def json_object(value: object) -> Mapping[str, Any]:
+    """A JSON object, or an empty one for anything else: the optional parts a harness
+    leaves out are read as empty, never as an error."""
+    return value if isinstance(value, Mapping) else {}

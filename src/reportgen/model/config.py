@@ -108,8 +108,8 @@ class RunContract:
     # never ran that unit, as when two harness logs hold different samples).
     unmatched_units: str = "count"
 
-    def line_of(self, key: str, table: str = "[run]", nth: int = 1) -> int:
-        return _line_of(self.text, key, table, nth)
+    def line_of(self, key: str, table: str = "[run]", nth: int = 1, whole_key: bool = False) -> int:
+        return _line_of(self.text, key, table, nth, whole_key)
 
     @property
     def confidence_level(self) -> float:
@@ -130,10 +130,11 @@ class RunContract:
         return next(s for s in self.services if s.id == service_id)
 
 
-def _line_of(text: str, key: str, table: str = "[run]", nth: int = 1) -> int:
-    """Best-effort line of ``key = ...`` inside the ``nth`` occurrence of ``table`` in a
-    TOML text, for error messages (tomllib does not keep positions); 0 if not found."""
-    leaf = key.rsplit(".", 1)[-1]
+def _line_of(text: str, key: str, table: str = "[run]", nth: int = 1, whole_key: bool = False) -> int:
+    """Best-effort line of ``key = ...`` (bare or quoted) inside the ``nth`` occurrence of
+    ``table`` in a TOML text, for error messages (tomllib does not keep positions); 0 if
+    not found. A dotted ``key`` names its last part, unless ``whole_key`` (an id with dots)."""
+    leaf = key if whole_key else key.rsplit(".", 1)[-1]
     start = 0
     for _ in range(nth):
         found = re.compile(rf"^\s*{re.escape(table)}\s*$", re.M).search(text, start)
@@ -141,7 +142,7 @@ def _line_of(text: str, key: str, table: str = "[run]", nth: int = 1) -> int:
             start = 0
             break
         start = found.end()
-    match = re.compile(rf"^\s*{re.escape(leaf)}\s*=", re.M).search(text, start)
+    match = re.compile(rf"^\s*(?:{re.escape(leaf)}|\"{re.escape(leaf)}\")\s*=", re.M).search(text, start)
     return text.count("\n", 0, match.start()) + 1 if match else 0
 
 
