@@ -30,8 +30,12 @@ class PageParser(HTMLParser):
 
 
 def parse(path: Path) -> PageParser:
+    return parse_text(path.read_text(encoding="utf-8"))
+
+
+def parse_text(html: str) -> PageParser:
     parser = PageParser()
-    parser.feed(path.read_text(encoding="utf-8"))
+    parser.feed(html)
     return parser
 
 
@@ -62,6 +66,8 @@ def broken_links(site: Path) -> list[str]:
 
 
 def manifest_problems(version_dir: Path) -> list[str]:
+    """The version's files are exactly those its manifest lists, each with its hash; the
+    store files it lists are there, each holding what its name and hash say."""
     manifest = json.loads((version_dir / "manifest.json").read_text())
     listed = manifest["files"]
     on_disk = {p.relative_to(version_dir).as_posix() for p in version_dir.rglob("*") if p.is_file()}
@@ -71,6 +77,13 @@ def manifest_problems(version_dir: Path) -> list[str]:
         path = version_dir / rel
         if path.is_file() and "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest() != digest:
             problems.append(f"hash differs: {rel}")
+    store = version_dir.parent / "store"
+    for name, digest in manifest["store"].items():
+        path = store / name
+        if not path.is_file():
+            problems.append(f"missing from the store: {name}")
+        elif "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest() != digest or not name.startswith(digest[7:]):
+            problems.append(f"store file differs: {name}")
     return problems
 
 
@@ -80,3 +93,22 @@ def tree_bytes(folder: Path) -> dict[str, bytes]:
 
 def text(path: Path) -> str:
     return path.read_text(encoding="utf-8")
+
+
+def sheet_of(version_dir: Path, run_id: str, call_id: str) -> Path:
+    """The sheet (store/<sha256>.html) that shows a call, found as a reader's tools find
+    it: through data/<run>/artifacts.json."""
+    body = json.loads((version_dir / "data" / run_id / "artifacts.json").read_text())
+    for sheet in body["sheets"]:
+        if call_id in sheet["calls"]:
+            return version_dir.parent / "store" / sheet["page"]
+    raise AssertionError(f"call {call_id} of {run_id} is on no sheet")
+
+
+def call_section(version_dir: Path, run_id: str, call_id: str) -> str:
+    """The HTML of one call's section on its sheet."""
+    from urllib.parse import quote
+
+    page = text(sheet_of(version_dir, run_id, call_id))
+    start = page.index(f'<section class="call" id="call-{quote(call_id, safe="")}">')
+    return page[start:page.index("</section>", start) + len("</section>")]

@@ -11,7 +11,7 @@ from reportgen.audit.stage import audit_source
 from reportgen.claims.build import build_claims
 from reportgen.load.source import load_source
 from reportgen.model.claim_keys import ClaimKey, Pair
-from sitecheck import text
+from sitecheck import call_section, text
 
 
 def test_ids_are_formatted_from_keys():
@@ -78,6 +78,6 @@ def test_an_excluded_call_is_not_counted_on_its_page(make_source, run_cli, tmp_p
     rows[2].update(excluded="true", exclusion_reason="harness_error")
     contract = CONTRACT.replace("concurrency = 1", 'concurrency = 1\nexclusion_rules = ["harness_error"]')
     assert run_cli("build", make_source(rows, contract=contract), "--out", tmp_path / "site", "-q").exit_code == 0
-    excluded = text(tmp_path / "site/v1/calls/mini/X/X-3.html")
+    excluded = call_section(tmp_path / "site/v1", "mini", "X-3")
     assert "not counted in the first-submission metrics (excluded: harness_error)" in excluded
-    assert "not counted" not in text(tmp_path / "site/v1/calls/mini/X/X-4.html")
+    assert "not counted" not in call_section(tmp_path / "site/v1", "mini", "X-4")

@@ -15,7 +15,9 @@ the built version are compared with tests/golden/designs/<design>/:
 A PNG is named by its own hash, so pages and artifacts.json that link a PNG would
 change with the cairo version too: in every compared text, and in the hash of every
 manifest file that names a PNG, each PNG name is replaced by the hash of its source
-SVG ("png-of-svg-<sha256>.png"). Every other byte stays compared.
+SVG ("png-of-svg-<sha256>.png"). A call sheet (store/<sha256>.html) names PNGs, so its
+own name moves with them: it is named by the hash of its bytes with the PNG names so
+replaced ("sheet-<sha256>.html"), wherever it is named. Every other byte stays compared.
 
 After reviewing an intended change, regenerate with:
     REPORTGEN_REGEN_GOLDEN=1 python -m pytest tests/test_golden_designs.py
@@ -35,12 +37,13 @@ from pathlib import Path
 import pytest
 
 from conftest import CONTRACT, default_rows
-from sitecheck import manifest_problems
+from sitecheck import manifest_problems, sheet_of
 
 GOLDEN = Path(__file__).parent / "golden" / "designs"
 KEPT = ("experiments/mini/index.html", "claims.html", "data/results.json")
 DIFF_LINES = 80  # of a unified diff shown on a mismatch
 PNG_NAME = re.compile(r"\b([0-9a-f]{64})\.png\b")
+SHEET_NAME = re.compile(r"\b([0-9a-f]{64})\.html\b")
 
 
 # ---------------------------------------------------------------- tiny sources
@@ -150,12 +153,34 @@ def png_sources(version: Path) -> dict[str, str]:
     return sources
 
 
-def without_png_names(data: bytes, sources: dict[str, str]) -> bytes:
-    def name(match: re.Match) -> str:
-        png = match.group(0)
-        assert png in sources, f"{png} is not the render of any SVG listed in artifacts.json"
-        return f"png-of-svg-{sources[png]}.png"
-    return PNG_NAME.sub(name, data.decode("utf-8")).encode("utf-8")
+class StableNames:
+    """PNG and sheet names as the golden trees write them (see the module text)."""
+
+    def __init__(self, version: Path) -> None:
+        self.pngs = png_sources(version)
+        self.sheets: dict[str, str] = {}
+        store = version.parent / "store"
+        for path in sorted((version / "data").glob("*/artifacts.json")):
+            for sheet in json.loads(path.read_text("utf-8"))["sheets"]:
+                body = self.without_pngs((store / sheet["page"]).read_bytes())
+                self.sheets[sheet["page"]] = f"sheet-{hashlib.sha256(body).hexdigest()}.html"
+
+    def without_pngs(self, data: bytes) -> bytes:
+        def name(match: re.Match) -> str:
+            png = match.group(0)
+            assert png in self.pngs, f"{png} is not the render of any SVG listed in artifacts.json"
+            return f"png-of-svg-{self.pngs[png]}.png"
+        return PNG_NAME.sub(name, data.decode("utf-8")).encode("utf-8")
+
+    def __call__(self, data: bytes) -> bytes:
+        """``data`` with every PNG and sheet name made stable."""
+        def name(match: re.Match) -> str:
+            return self.sheets.get(match.group(0), match.group(0))
+        return SHEET_NAME.sub(name, self.without_pngs(data).decode("utf-8")).encode("utf-8")
+
+    def names(self, data: bytes) -> bool:
+        text = data.decode("utf-8", "replace")
+        return bool(PNG_NAME.search(text) or any(m.group(0) in self.sheets for m in SHEET_NAME.finditer(text)))
 
 
 def chart_data(version: Path) -> dict[str, dict]:
@@ -193,28 +218,40 @@ def renders(version: Path) -> dict[str, dict]:
     return out
 
 
-def pinned_manifest(version: Path, sources: dict[str, str]) -> dict:
-    """manifest.json without PNGs and chart SVGs; a file naming a PNG is pinned by the
-    hash of its bytes with the PNG names replaced (see the module text)."""
+def pinned_manifest(version: Path, stable: StableNames) -> dict:
+    """manifest.json without PNGs and chart SVGs; a file naming a PNG or a sheet is
+    pinned by the hash of its bytes with those names made stable (see the module text)."""
     manifest = json.loads((version / "manifest.json").read_text("utf-8"))
-    files = {}
-    for rel, digest in manifest["files"].items():
-        if rel.endswith(".png") or rel.startswith("charts/"):
+
+    def pin(data: bytes, digest: str) -> str:
+        if stable.names(data):
+            return "sha256-with-stable-names:" + hashlib.sha256(stable(data)).hexdigest()
+        return digest
+
+    files = {rel: pin((version / rel).read_bytes(), digest) for rel, digest in manifest["files"].items()
+             if not rel.startswith("charts/")}
+    store = version.parent / "store"
+    shared = {}
+    for name, digest in manifest["store"].items():
+        if name.endswith(".png"):
             continue
-        data = (version / rel).read_bytes()
-        if rel.endswith((".html", ".json")) and PNG_NAME.search(data.decode("utf-8", "replace")):
-            digest = "sha256-without-png-names:" + hashlib.sha256(without_png_names(data, sources)).hexdigest()
-        files[rel] = digest
-    return {**manifest, "files": files}
+        data = (store / name).read_bytes()
+        shared[stable.sheets.get(name, name)] = pin(data, digest) if name.endswith(".html") else digest
+    return {**manifest, "files": files, "store": shared}
 
 
-def compared_files(version: Path, kept: tuple[str, ...] = KEPT) -> dict[str, str]:
-    """golden file name -> expected text."""
-    pngs = sorted(p.name for p in version.glob("artifacts/*.png"))
-    sources = png_sources(version)
-    assert sorted(sources) == pngs, "every published PNG is the render of one listed SVG, and only those"
-    files = {rel: without_png_names((version / rel).read_bytes(), sources).decode("utf-8") for rel in kept}
-    as_json = {"manifest.json": pinned_manifest(version, sources), "charts.json": chart_data(version),
+def compared_files(version: Path, kept: tuple[str, ...] = KEPT, sheets_of: tuple[tuple[str, str], ...] = ()
+                   ) -> dict[str, str]:
+    """golden file name -> expected text. ``sheets_of``: (run, call id) whose sheet is
+    kept in full too, as sheets/<run>/<call id>.html."""
+    manifest = json.loads((version / "manifest.json").read_text("utf-8"))
+    pngs = sorted(name for name in manifest["store"] if name.endswith(".png"))
+    stable = StableNames(version)
+    assert sorted(stable.pngs) == pngs, "every published PNG is the render of one listed SVG, and only those"
+    files = {rel: stable((version / rel).read_bytes()).decode("utf-8") for rel in kept}
+    for run_id, call_id in sheets_of:
+        files[f"sheets/{run_id}/{call_id}.html"] = stable(sheet_of(version, run_id, call_id).read_bytes()).decode()
+    as_json = {"manifest.json": pinned_manifest(version, stable), "charts.json": chart_data(version),
                "renders.json": renders(version)}
     files.update({name: pretty(body) + "\n" for name, body in as_json.items()})
     return files

@@ -27,7 +27,8 @@ from reportgen.load.calllog import read_log
 from reportgen.render.narrative import Page, render_pages
 from reportgen.errors import Collector, InputError
 from reportgen.load.source import load_source
-from sitecheck import parse, text
+from reportgen.render.packs import read_pack
+from sitecheck import call_section, parse, parse_text, sheet_of, text
 
 CORPUS = Path(__file__).parent / "hostile"
 SVGS = sorted(p.name for p in (CORPUS / "svg").iterdir())
@@ -99,10 +100,10 @@ def hostile_site(tmp_path_factory):
 @pytest.mark.parametrize("name", SVGS)
 def test_what_the_reader_gets(hostile_site, name):
     version, call_ids = hostile_site
-    page_path = next(version.glob(f"calls/mini/*/{call_ids[name]}.html"))
-    page = text(page_path)
-    parsed = parse(page_path)
-    assert "svg" not in parsed.tags and "script" not in parsed.tags
+    page_path = sheet_of(version, "mini", call_ids[name])
+    page = call_section(version, "mini", call_ids[name])
+    parsed = parse_text(page)
+    assert "svg" not in parse(page_path).tags and "script" not in parse(page_path).tags
     assert "&lt;script&gt;alert(" in page  # the model's text, escaped
     expected = EXPECTED_NOTE[name]
     pngs = [i for i in parsed.images if str(i["src"]).endswith(".png")]
@@ -122,17 +123,18 @@ def test_what_the_reader_gets(hostile_site, name):
 
 def test_published_svgs_and_text(hostile_site):
     version, _ = hostile_site
-    for path in (version / "artifacts").iterdir():
+    store = version.parent / "store"
+    for path in store.iterdir():
         if path.suffix == ".svg":
             body = path.read_text()
             assert not dangerous(body), (path.name, body)
         else:
-            assert path.suffix in (".txt", ".png")
+            assert path.name.endswith((".txt", ".png", ".html", ".css", ".json", ".tar.gz"))
 
 
 def test_grades_come_from_the_log_never_from_the_drawing(hostile_site):
     version, call_ids = hostile_site
-    page = text(next(version.glob(f"calls/mini/*/{call_ids['prompt-injection.svg']}.html")))
+    page = call_section(version, "mini", call_ids['prompt-injection.svg'])
     assert "<dt>Grade</dt><dd>fail" in page
 
 
@@ -309,17 +311,23 @@ def test_redacted_copy_is_published_recorded_and_verifiable(make_source, run_cli
     result = run_cli("build", source, "--out", out, "--redact", "-q")
     assert result.exit_code == 0, result.output
     version = out / "v1"
-    for path in version.rglob("*"):
+    published_bytes = []
+    for path in out.rglob("*"):  # the version and the store beside it, packs opened
         if path.is_file():
-            data = path.read_bytes()
-            assert b"t0k3nt0k3n" not in data and google.encode() not in data and b"sk-proj-sss" not in data, path
+            published_bytes.append((path, path.read_bytes()))
+            if path.name.endswith(".tar.gz"):
+                published_bytes += [(f"{path}:{name}", data) for name, data in read_pack(path.read_bytes())[1].items()]
+    assert any(":" in str(where) for where, _ in published_bytes)  # packs were opened
+    for where, data in published_bytes:
+        assert b"t0k3nt0k3n" not in data and google.encode() not in data and b"sk-proj-sss" not in data, where
     record = json_.loads(text(version / "data/mini/redactions.json"))
     kinds = sorted(r["kind"] for f in record["files"] for r in f["replaced"])
     assert kinds == ["Google API key", "OpenAI-style API key", "bearer token"]
-    published = json_.loads(next((version / "data/mini/requests").glob("*.json")).read_text())
+    requests = json_.loads(text(version / "data/mini/artifacts.json"))["requests"]
+    published = json_.loads(text(out / "store" / next(iter(requests.values()))))
     assert published["headers"]["Authorization"] == "Bearer [REDACTED bearer token]"
-    page = text(version / "calls/mini/X/X-1.html")
-    assert "This request body was redacted before publishing" in page
+    page = call_section(version, "mini", "X-1")
+    assert "redacted before publishing: the published" in page
     assert "(redacted before publishing; the original's sha256 was" in page
     results = json_.loads(text(version / "data/results.json"))
     assert {f["code"] for f in results["findings"]} == {"credential-redacted"}

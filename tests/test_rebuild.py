@@ -116,7 +116,8 @@ def test_reportgen_code_is_an_input(tmp_path, monkeypatch):
                         lambda name: package if name == "reportgen" else real(name))
 
     def key() -> str:
-        return reportgen.build.incremental.inputs_key(tmp_path, "default", "v1", "sha256:00", False)
+        incremental = reportgen.build.incremental
+        return incremental.inputs_key(incremental.code_key(tmp_path, "default"), "v1", "sha256:00", False)
 
     before = key()
     assert key() == before

@@ -13,7 +13,7 @@ from reportgen.render import escaping
 from reportgen.render import theme as render
 from reportgen.model.artifacts import RenderSettings
 from reportgen.render.svg import render_one
-from sitecheck import parse, text
+from sitecheck import call_section, parse, sheet_of
 
 SETTINGS = RenderSettings("CairoSVG", 64, 256, 5.0, (40.0, 30.0))
 HOSTILE_TEXT = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -27,8 +27,8 @@ def test_model_text_and_log_fields_are_escaped(make_source, run_cli, tmp_path):
     (source / "experiments/mini/artifacts/X-1/response.txt").write_text(f"Sure! {HOSTILE_TEXT}\n")
     result = run_cli("build", source, "--out", tmp_path / "site", "-q")
     assert result.exit_code == 0, result.output
-    page = tmp_path / "site/v1/calls/mini/X/X-1.html"
-    body = text(page)
+    page = sheet_of(tmp_path / "site/v1", "mini", "X-1")
+    body = call_section(tmp_path / "site/v1", "mini", "X-1")
     # In element content only &, < and > need escaping (quotes only in attributes).
     assert '&lt;script&gt;alert("x")&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;' in body
     assert "&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in body
@@ -45,7 +45,8 @@ def test_hostile_svg_is_published_inert(make_source, run_cli, tmp_path):
     source = make_source()
     (source / "experiments/mini/artifacts/X-1/image.svg").write_text(svg)
     assert run_cli("build", source, "--out", tmp_path / "site", "-q").exit_code == 0
-    artifacts = tmp_path / "site/v1/artifacts"
+    artifacts = tmp_path / "site/store"
+    assert list(artifacts.glob("*.svg"))
     for published in artifacts.glob("*.svg"):
         body = published.read_text()
         assert "script" not in body and "onload" not in body and "onclick" not in body
@@ -165,7 +166,7 @@ def test_templates_read_globals_from_a_plain_dict():
     # jinja2's default (a ChainMap over the environment's globals) is copied key by key
     # at every render; the page templates hold a dict with the same globals instead.
     env = render.theme_environment(Path("."), "default")
-    template = env.get_template("call.html")
+    template = env.get_template("sheet.html")
     assert type(template.globals) is dict
     assert template.globals == dict(env.globals)
     page = env.from_string("{{ csp }}|{{ status_labels['ok'] }}|{{ milliseconds(1500) }}").render()

@@ -8,7 +8,9 @@ import json
 import pytest
 
 from reportgen import stats
-from sitecheck import broken_links, manifest_problems, parse, text, tree_bytes
+from conftest import DEMO
+from reportgen.render.packs import read_pack
+from sitecheck import broken_links, call_section, manifest_problems, sheet_of, parse, parse_text, text, tree_bytes
 
 
 def test_headline_numbers_on_the_front_page(demo_site):
@@ -62,7 +64,7 @@ def test_every_claim_has_an_anchor_and_every_evidence_call_a_page(demo_site):
     for claim in results["claims"]:
         assert claim["id"] in anchors
         for call_id in claim["evidence"]:
-            assert len(list((demo_site / "calls" / claim["experiment"]).glob(f"*/{call_id}.html"))) == 1
+            assert f'id="call-{call_id}"' in text(sheet_of(demo_site, claim["experiment"], call_id))
 
 
 def test_every_block_has_its_own_row(demo_site):
@@ -81,46 +83,62 @@ def test_manifest_covers_every_file(demo_site):
 
 
 def test_call_page_shows_hash_request_response_and_render(demo_site):
-    page = text(demo_site / "calls/pelican-ab/A/A-01.html")
-    request = next((demo_site / "data/pelican-ab/requests").glob("*.json"))
-    assert f"sha256:{request.stem}" in page
-    assert "Recomputed by this build" in page
-    assert "Generate an SVG of a pelican riding a bicycle" in page  # the raw request
-    assert "```svg\n[an SVG of 2031 characters: see Output]" in page  # the response, its SVG shown apart
-    response = next(a for a in json.loads(text(demo_site / "data/pelican-ab/artifacts.json"))["calls"]["A-01"]
-                    if a["name"] == "response.txt")
-    assert (f'the whole response, as the model wrote it: <a href="../../../artifacts/{response["sha256"]}.txt">'
-            'response.txt</a>') in page
-    images = parse(demo_site / "calls/pelican-ab/A/A-01.html").images
+    store = demo_site.parent / "store"
+    page = call_section(demo_site, "pelican-ab", "A-01")
+    artifacts = json.loads(text(demo_site / "data/pelican-ab/artifacts.json"))
+    (request_hex, request_file), = artifacts["requests"].items()
+    assert f"sha256:{request_hex}" in page
+    assert f'<a href="{request_file}">the published request body</a>, recomputed by the build: it matches' in page
+    body = (store / request_file).read_bytes()
+    assert request_file == hashlib.sha256(body).hexdigest() + ".json"
+    assert "Generate an SVG of a pelican riding a bicycle" in body.decode()  # the raw request
+    # The response, whole, its SVG named in place: it is listed and drawn apart.
+    svg = (DEMO / "experiments/pelican-ab/artifacts/A-01/image.svg").read_bytes()
+    sha = hashlib.sha256(svg).hexdigest()
+    assert f"```svg\n[image.svg, listed above: {len(svg)} bytes, sha256 {sha[:12]}…]```" in page
+    assert "response.txt, whole:" in page
+    assert f'<a href="{sha}.txt">image.svg</a>' in page and (store / f"{sha}.txt").read_bytes() == svg
+    images = parse_text(page).images
     pngs = [i for i in images if i["src"].endswith(".png")]
     assert pngs and all(i.get("alt") for i in images)
-    png = demo_site / "calls/pelican-ab/A" / pngs[0]["src"]
-    assert png.resolve().read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert hashlib.sha256(png.resolve().read_bytes()).hexdigest() in pngs[0]["src"]
+    png = store / pngs[0]["src"]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert hashlib.sha256(png.read_bytes()).hexdigest() in pngs[0]["src"]
+
+
+def test_the_raw_response_is_in_the_sheets_pack(demo_site):
+    sheet = next(s for s in json.loads(text(demo_site / "data/pelican-ab/artifacts.json"))["sheets"]
+                 if "A-01" in s["calls"])
+    index, files = read_pack((demo_site.parent / "store" / sheet["pack"]).read_bytes())
+    response = next(e for e in index["calls"]["A-01"] if e["name"] == "response.txt")
+    assert response["in"] == "pack"
+    raw = (DEMO / "experiments/pelican-ab/artifacts/A-01/response.txt").read_bytes()
+    assert files[response["file"]] == raw and response["sha256"] == hashlib.sha256(raw).hexdigest()
+    assert f'<a href="{sheet["pack"]}">this sheet\'s pack</a>' in text(demo_site.parent / "store" / sheet["page"])
 
 
 def test_malformed_svg_is_a_note_not_a_failed_build(demo_site):
-    page = text(demo_site / "calls/pelican-ab/B/B-09.html")
+    page = call_section(demo_site, "pelican-ab", "B-09")
     assert "No picture: not rendered: not well-formed XML" in page
     assert "complete, failed the task" in page
 
 
 def test_timeout_page_says_nothing_came_back(demo_site):
-    page = text(demo_site / "calls/pelican-ab/B/B-03.html")
+    page = call_section(demo_site, "pelican-ab", "B-03")
     assert "technical failure: timed out" in page
     assert "The call returned nothing (timed out)" in page
 
 
 def test_no_page_inlines_svg_or_ships_script(demo_site):
-    for page in demo_site.rglob("*.html"):
+    for page in [*demo_site.rglob("*.html"), *(demo_site.parent / "store").glob("*.html")]:
         tags = set(parse(page).tags)
         assert "svg" not in tags and "script" not in tags, page
         assert "Content-Security-Policy" in text(page)
 
 
 def test_published_model_files_are_text_or_sanitized(demo_site):
-    for path in (demo_site / "artifacts").iterdir():
-        assert path.suffix in (".txt", ".png", ".svg"), path
+    for path in (demo_site.parent / "store").iterdir():
+        assert path.name.endswith((".txt", ".png", ".svg", ".html", ".css", ".json", ".tar.gz")), path
         if path.suffix == ".svg":
             body = path.read_bytes()
             assert b"<script" not in body and b"onload" not in body
@@ -148,17 +166,6 @@ def test_build_is_deterministic(tmp_path, demo_source, run_cli):
     assert tree_bytes(tmp_path / "one") == tree_bytes(tmp_path / "two")
 
 
-def test_a_long_list_of_claims_is_written_once_and_linked(demo_site):
-    claims = json.loads(text(demo_site / "data/results.json"))["claims"]
-    cited = [c["id"] for c in claims if "A-01" in c["evidence"] and c["experiment"] == "pelican-ab"]
-    assert len(cited) > 8
-    links = [url for tag, url in parse(demo_site / "calls/pelican-ab/A/A-01.html").links
-             if "evidence/pelican-ab/claims-" in url]
-    assert len(links) == 1
-    listing = parse((demo_site / "calls/pelican-ab/A" / links[0]).resolve())
-    assert [url.rsplit("#", 1)[1] for tag, url in listing.links if "claims.html#" in url] == cited
-
-
 def block(items) -> int:
     """Lines of a list or map written one item per line: its opening, items and close."""
     return len(items) + 2 if items else 1
@@ -175,19 +182,30 @@ def test_results_json_holds_one_claim_per_line(demo_site):
 
 
 def test_artifacts_json_names_every_file_and_render_once(demo_site):
-    manifest = json.loads(text(demo_site / "manifest.json"))["files"]
+    stored = json.loads(text(demo_site / "manifest.json"))["store"]
+    store = demo_site.parent / "store"
     for path in (demo_site / "data").glob("*/artifacts.json"):
         body = json.loads(text(path))
-        assert body["schema"] == "reportgen.artifacts/2"
-        assert body["published_as"] == "artifacts/<sha256>.txt"
-        svgs = set()
-        for entries in body["calls"].values():
-            for entry in entries:
-                assert f"artifacts/{entry['sha256']}.txt" in manifest
-                svgs |= {entry["sha256"]} if entry["kind"] == "svg" else set()
+        assert body["schema"] == "reportgen.artifacts/3"
+        assert body["store"] == "../../../store/" and (path.parent / body["store"]).resolve() == store.resolve()
+        log = (path.parent / "calls.csv")
+        n_calls = len(log.read_text().splitlines()) - 1 if log.is_file() else None
+        svgs, on_sheets = set(), []
+        for sheet in body["sheets"]:
+            assert sheet["page"] in stored and (sheet["pack"] is None or sheet["pack"] in stored)
+            on_sheets += sheet["calls"]
+            index = read_pack((store / sheet["pack"]).read_bytes())[0] if sheet["pack"] else {"calls": {}}
+            assert set(index["calls"]) <= set(sheet["calls"])
+            for entries in index["calls"].values():
+                for entry in entries:
+                    assert entry["in"] == "pack" or entry["file"] in stored
+                    svgs |= {entry["sha256"]} if entry["kind"] == "svg" else set()
+        assert len(on_sheets) == len(set(on_sheets)) and (n_calls is None or len(on_sheets) == n_calls)
         assert set(body["renders"]) == svgs
         for render in body["renders"].values():
             for published in (render["png"], render["sanitized_svg"]):
-                assert published is None or published in manifest
-        # One call per line: a reviewer's line diff shows the calls whose files changed.
-        assert len(text(path).splitlines()) == 1 + 3 + block(body["calls"]) + block(body["renders"]) + 1
+                assert published is None or published in stored
+        assert set(body["requests"].values()) <= set(stored)
+        # One sheet per line: a reviewer's line diff shows the sheets that changed.
+        assert len(text(path).splitlines()) == (1 + 3 + block(body["requests"]) + block(body["sheets"])
+                                                + block(body["renders"]) + 1)

@@ -21,7 +21,7 @@ from reportgen.render import embedded_images
 from reportgen.render.embedded_images import gif_size, jpeg_size, png_size
 from reportgen.render.svg import render_one
 from reportgen.render.svg_repair import drop_duplicate_attributes, prepare_svg, svg_element_span
-from sitecheck import parse, text
+from sitecheck import call_section, parse_text
 
 SETTINGS = RenderSettings("CairoSVG", 64, 256, 5.0, (40.0, 30.0))
 OPEN = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="40" height="30">'
@@ -321,13 +321,13 @@ def test_call_page_shows_the_repairs_and_the_embedded_image(make_source, run_cli
         image_svg("data:image/svg+xml;base64,PHN2Zy8+").decode())
     result = run_cli("build", source, "--out", tmp_path / "site", "-q")
     assert result.exit_code == 0, result.output
-    page_path = tmp_path / "site/v1/calls/mini/X/X-1.html"
-    page, parsed = text(page_path), parse(page_path)
+    page = call_section(tmp_path / "site/v1", "mini", "X-1")
+    parsed = parse_text(page)
     shown = [img["src"] for img in parsed.images if str(img["src"]).endswith(".png")]
     assert shown, "the drawing should be shown as a PNG"
-    assert pixel((page_path.parent / shown[0]).resolve().read_bytes(), 256, 192) == BLUE
+    assert pixel((tmp_path / "site/store" / shown[0]).read_bytes(), 256, 192) == BLUE
     assert f"without the text around it (original sha256 {sha(data)})" in page
     assert "removed 1 repeated attribute(s) (width), keeping the first of each" in page
     assert "1 embedded data: image(s) decoded and drawn: PNG 2×2" in page
-    refused = text(tmp_path / "site/v1/calls/mini/X/X-2.html")
+    refused = call_section(tmp_path / "site/v1", "mini", "X-2")
     assert "No picture: not rendered: an embedded data: URI of type image/svg+xml is refused" in refused

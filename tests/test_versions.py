@@ -31,17 +31,33 @@ def built(built_demo_copy):
 def test_verify_passes_on_a_fresh_build(demo_site, run_cli):
     result = run_cli("verify", demo_site)  # verify only reads: the shared build will do
     assert result.exit_code == 0, result.output
-    n_files = len(json.loads((demo_site / "manifest.json").read_text("utf-8"))["files"])
+    manifest = json.loads((demo_site / "manifest.json").read_text("utf-8"))
+    n_files = len(manifest["files"]) + len(manifest["store"])
     n_claims = len(json.loads((demo_site / "data" / "results.json").read_text("utf-8"))["claims"])
-    assert (f"ok: {n_files} files match manifest.json; {n_claims} claims recomputed from data/ and equal to "
-            "results.json") in result.output
+    assert (f"ok: {n_files} files (the version's and the store's it lists) match manifest.json; {n_claims} claims "
+            "recomputed from data/ and equal to results.json") in result.output
     assert n_claims > 300  # every design of the demo, paired and longitudinal included
 
 
+def download(version: Path, into: Path) -> Path:
+    """What a reader fetches of one version: its folder, and the store files its manifest
+    lists (nothing else of the site)."""
+    shutil.copytree(version, into / version.name)
+    (into / "store").mkdir()
+    for name in json.loads((version / "manifest.json").read_text())["store"]:
+        shutil.copyfile(version.parent / "store" / name, into / "store" / name)
+    return into / version.name
+
+
 def test_verify_works_on_a_downloaded_version_folder(demo_site, tmp_path, run_cli):
-    alone = tmp_path / "download" / "v1"
-    shutil.copytree(demo_site, alone)
+    alone = download(demo_site, tmp_path / "download")
     assert run_cli("verify", alone).exit_code == 0
+    # The store may be kept elsewhere: --store names it.
+    (tmp_path / "download" / "store").rename(tmp_path / "shared")
+    assert run_cli("verify", alone, "--store", tmp_path / "shared").exit_code == 0
+    missing = run_cli("verify", alone)
+    assert missing.exit_code == 1
+    assert f"listed in manifest.json but missing from {tmp_path / 'download' / 'store'}" in missing.output
 
 
 def test_verify_catches_a_relabelled_call(built, run_cli):
@@ -58,13 +74,24 @@ def test_verify_catches_a_relabelled_call(built, run_cli):
 
 
 def test_verify_catches_a_changed_png(built, run_cli):
-    png = next((built / "artifacts").glob("*.png"))
+    png = next((built.parent / "store").glob("*.png"))
     data = bytearray(png.read_bytes())
     data[-20] ^= 0xFF
     png.write_bytes(bytes(data))
     result = run_cli("verify", built)
     assert result.exit_code == 1
-    assert f"mismatch: artifacts/{png.name}: content differs from manifest.json" in result.output
+    assert f"mismatch: store/{png.name}: content differs from manifest.json" in result.output
+
+
+@pytest.mark.parametrize("kind", ["html", "tar.gz", "json", "txt", "css"])
+def test_verify_catches_a_changed_byte_in_any_shared_file(built, run_cli, kind):
+    shared = next(p for p in sorted((built.parent / "store").iterdir()) if p.name.endswith(f".{kind}"))
+    data = bytearray(shared.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    shared.write_bytes(bytes(data))
+    result = run_cli("verify", built)
+    assert result.exit_code == 1
+    assert f"mismatch: store/{shared.name}: content differs from manifest.json" in result.output
 
 
 def test_verify_catches_an_edited_number(built, run_cli):
@@ -201,7 +228,7 @@ import reportgen.write.version as write
 original = write._write_file
 def slow(root, rel, data):
     time.sleep(0.02)
-    original(root, rel, data)
+    return original(root, rel, data)
 write._write_file = slow
 from reportgen.cli import main
 # --no-cache: every file is written again (slowly), none reused from the earlier build.
@@ -215,7 +242,7 @@ def test_a_killed_build_leaves_no_half_written_version(built_demo_copy, demo_sou
     process = subprocess.Popen([sys.executable, "-c", KILLED_BUILD, str(demo_source), str(out)],
                                env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     deadline = time.monotonic() + 60
-    while not list(out.glob(".v1.building-*/calls")) and time.monotonic() < deadline:
+    while not list(out.glob(".v1.building-*/experiments")) and time.monotonic() < deadline:
         time.sleep(0.01)
     process.send_signal(signal.SIGKILL)
     process.wait()

@@ -160,14 +160,17 @@ def check(ctx: click.Context, source: Path, strict: bool) -> None:
 @main.command()
 @debug_option
 @click.argument("version_folder", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--store", "store", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Where the shared files the manifest lists are (default: store/ beside the version).")
 @click.pass_context
-def verify(ctx: click.Context, version_folder: Path) -> None:
-    """Re-hash every file of SITE/VERSION against its manifest and recompute every claim
-    from its embedded data/. Exit 1 naming each mismatch."""
+def verify(ctx: click.Context, version_folder: Path, store: Path | None) -> None:
+    """Re-hash every file of SITE/VERSION, and every shared file of SITE/store/ it lists,
+    against its manifest, check its sheets and packs, and recompute every claim from its
+    embedded data/. Exit 1 naming each mismatch."""
     from reportgen.published.verify import verify_version
 
     try:
-        report = verify_version(version_folder)
+        report = verify_version(version_folder, store)
     except Exception as exc:
         _fail(exc, ctx.obj["debug"])
         return
@@ -176,7 +179,8 @@ def verify(ctx: click.Context, version_folder: Path) -> None:
     if not report.ok:
         click.echo(f"verify {version_folder}: FAILED, {len(report.mismatches)} mismatches", err=True)
         sys.exit(1)
-    click.echo(f"verify {version_folder}: ok: {report.n_files} files match manifest.json; "
+    click.echo(f"verify {version_folder}: ok: {report.n_files} files (the version's and the store's it lists) "
+               "match manifest.json; "
                f"{report.n_claims} claims recomputed from data/ and equal to results.json")
 
 

@@ -22,14 +22,13 @@ from urllib.error import HTTPError, URLError
 from urllib.parse import unquote, urldefrag
 from urllib.request import urlopen
 
-# Every page is opened but call pages and evidence pages (lists of calls), which come by
-# the hundred from two templates; of those, a sample. Call pages: a pass, a failure with a
-# picture, a timeout (no artifact), a returned model that differs, two calls whose SVG could
-# not be rendered, and the first call of every other experiment. Evidence pages: the longest
-# and the shortest of each experiment.
-SAMPLE_CALLS = [f"v1/calls/pelican-ab/{call[0]}/{call}.html"
-                for call in ("A-01", "A-09", "B-03", "B-05", "B-09", "B-18")]
-SAMPLED_FOLDERS = ("v1/calls", "v1/evidence")
+# Every page is opened but call sheets (in the store) and evidence pages (lists of calls),
+# which come by the dozen from two templates; of those, a sample. Sheets: those of A and B
+# (a pass, a failure with a picture, a timeout, a returned model that differs, two calls
+# whose SVG could not be rendered), and the first sheet of every other experiment.
+# Evidence pages: the longest and the shortest of each experiment.
+SAMPLE_CALLS = [f"sheet:pelican-ab:{call}" for call in ("A-01", "A-09", "B-03", "B-05", "B-09", "B-18")]
+SAMPLED_FOLDERS = ("store", "v1/evidence")
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
@@ -55,9 +54,9 @@ MAIN_PAGES = {
     "repeated": "v1/experiments/prompt-repeated/index.html",
     "longitudinal": "v1/experiments/relay-weekly/index.html",
     "evidence": "v1/evidence/pelican-ab/*.html",
-    "call": "v1/calls/pelican-ab/A/A-01.html",
-    "call-render-failed": "v1/calls/pelican-ab/B/B-09.html",
-    "call-timeout": "v1/calls/pelican-ab/B/B-03.html",
+    "call": "sheet:pelican-ab:A-01",
+    "call-render-failed": "sheet:pelican-ab:B-09",
+    "call-timeout": "sheet:pelican-ab:B-03",
     "claims": "v1/claims.html",
     "narrative": "v1/pages/pelican.html",
     "not-found": "404.html",
@@ -71,14 +70,25 @@ SCREENSHOT_PAGES = ["index", "experiment", "service", "leaderboard-entry", "lead
 # What the broken copy of the site breaks (see conftest's `broken_site`).
 BROKEN_LINK = "experiments/pelican-ab/no-such-call.html"
 BROKEN_ANCHOR = "claims.html#no-such-claim"
-MISSING_IMAGE = "artifacts/no-such-render.png"
-CORRUPT_IMAGE = "artifacts/not-really-a.png"
+MISSING_IMAGE = "static/no-such-render.png"
+CORRUPT_IMAGE = "static/not-really-a.png"
 # Not a picture inside a <figure> with a caption: HTML lets that one omit alt.
 IMAGE_WITHOUT_ALT_PAGE = "v1/experiments/pelican-ab/A.html"
 
 
+def sheet_page(site_root: Path, run_id: str, call_id: str) -> str:
+    """The sheet showing a call, from the site root, at the call's anchor."""
+    body = json.loads((site_root / "v1" / "data" / run_id / "artifacts.json").read_text(encoding="utf-8"))
+    sheet = next(s for s in body["sheets"] if call_id in s["calls"])
+    return f"store/{sheet['page']}#call-{call_id}"
+
+
 def resolve_page(site_root: Path, pattern: str) -> str:
-    """A page's path relative to the site root; a pattern gives the first page it matches."""
+    """A page's path relative to the site root; a pattern gives the first page it matches,
+    "sheet:RUN:CALL" the sheet of that call, at its anchor."""
+    if pattern.startswith("sheet:"):
+        _, run_id, call_id = pattern.split(":")
+        return sheet_page(site_root, run_id, call_id)
     if not any(c in pattern for c in "*?["):
         assert (site_root / pattern).is_file(), f"the site has no page {pattern}"
         return pattern
@@ -94,10 +104,10 @@ def pages_to_open(site_root: Path) -> list[str]:
 
     pages = [rel(p) for p in sorted(site_root.rglob("*.html"))]
     chosen = [p for p in pages if not p.startswith(tuple(f + "/" for f in SAMPLED_FOLDERS))]
-    chosen += [resolve_page(site_root, p) for p in SAMPLE_CALLS]
-    for run in sorted((site_root / "v1" / "calls").glob("*/")):
-        if not any(p.startswith(rel(run) + "/") for p in chosen):
-            chosen += [rel(p) for p in sorted(run.glob("*/*.html"))[:1]]
+    chosen += [resolve_page(site_root, p).split("#")[0] for p in SAMPLE_CALLS]
+    for artifacts in sorted((site_root / "v1" / "data").glob("*/artifacts.json")):
+        sheets = json.loads(artifacts.read_text(encoding="utf-8"))["sheets"]
+        chosen += [f"store/{sheets[0]['page']}"] if sheets else []
     for run in sorted((site_root / "v1" / "evidence").glob("*/")):
         by_size = sorted(run.glob("*.html"), key=lambda p: (p.stat().st_size, p.name))
         chosen += [rel(p) for p in dict.fromkeys(by_size[-1:] + by_size[:1])]

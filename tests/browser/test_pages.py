@@ -13,11 +13,11 @@ import pagecheck
 from pagecheck import BROKEN_ANCHOR, BROKEN_LINK, CORRUPT_IMAGE, MISSING_IMAGE
 
 
-def test_every_page_opens_without_errors(site_visits, base_url, main_pages):
+def test_every_page_opens_without_errors(site_visits, base_url, main_pages, site_root):
     visits = site_visits(base_url)
     opened = {v.page for v in visits}
     assert set(main_pages.values()) <= opened
-    assert set(pagecheck.SAMPLE_CALLS) <= opened
+    assert {pagecheck.resolve_page(site_root, p).split("#")[0] for p in pagecheck.SAMPLE_CALLS} <= opened
     problems = pagecheck.unexpected([p for v in visits for p in v.problems], "browser")
     assert problems == [], "\n".join(problems)
 
@@ -62,18 +62,20 @@ def test_a_reader_follows_a_claim_to_its_call_png_and_request(context, base_url)
         else:
             evidence = entry
         # A call with a thumbnail: one whose SVG the build rendered to PNG.
-        call_link = evidence.locator(':is(li, tr):has(img) a[href*="calls/pelican-ab/"]').first
-        call_id = re.search(r"([^/]+)\.html$", call_link.get_attribute("href")).group(1)
+        call_link = evidence.locator(':is(li, tr):has(img) a[href*="/store/"]').first
+        call_id = re.search(r"\.html#call-(.+)$", call_link.get_attribute("href")).group(1)
         assert re.fullmatch(r"[AB]-\d\d", call_id), call_id
         call_link.click()
-        page.wait_for_url(re.compile(re.escape(f"v1/calls/pelican-ab/{call_id[0]}/{call_id}.html") + "$"))
-        assert page.locator("h1").inner_text() == f"Call {call_id}"
+        page.wait_for_url(re.compile(r"/store/[0-9a-f]{64}\.html#call-" + re.escape(call_id) + "$"))
+        call = page.locator(f'section.call[id="call-{call_id}"]')
+        assert call.locator("h2").inner_text() == f"Call {call_id}"
+        assert page.evaluate("() => document.querySelector(':target').id") == f"call-{call_id}"
 
-        png = page.locator('.drawing img[src$=".png"]').first
+        png = call.locator('.drawing img[src$=".png"]').first
         assert png.get_attribute("alt")
         size = png.evaluate("img => img.decode().then(() => [img.naturalWidth, img.naturalHeight])")
         assert size[0] == 512 and size[1] > 0, size
-        shown_hash = page.locator("#request ~ p code.hash").first.inner_text()
+        shown_hash = call.locator("dd code.hash").first.inner_text()
 
         # The PNG opens on its own, as a reader's "open image in new tab" would.
         png_url = png.evaluate("img => img.src")
@@ -83,12 +85,11 @@ def test_a_reader_follows_a_claim_to_its_call_png_and_request(context, base_url)
         page.go_back()
 
         # The raw request: its canonical JSON hashes to the hash shown on the call page.
-        page.locator('a[href*="/requests/"]').first.click()
-        page.wait_for_url(re.compile(r"/data/pelican-ab/requests/[0-9a-f]{64}\.json$"))
+        page.locator(f'section.call[id="call-{call_id}"] a[href$=".json"]').first.click()
+        page.wait_for_url(re.compile(r"/store/[0-9a-f]{64}\.json$"))
         body = json.loads(page.locator("body").inner_text())
         canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         assert "sha256:" + hashlib.sha256(canonical.encode()).hexdigest() == shown_hash
-        assert page.url.endswith(shown_hash[len("sha256:"):] + ".json")
     finally:
         page.close()
     # Viewing a bare image or JSON file, the browser asks the host's root for /favicon.ico

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import stat
+import zlib
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
@@ -26,8 +27,9 @@ from reportgen import __version__
 from reportgen.load.files import plain_files
 from reportgen.render import svg
 from reportgen.render.svg import cache_key
+from reportgen.write.store import STORE
 
-RECORD_SCHEMA = "reportgen.built/2"
+RECORD_SCHEMA = "reportgen.built/3"
 
 # Packages whose output ends up in a version's files.
 OUTPUT_PACKAGES = ("jinja2", "markupsafe", "markdown-it-py", "mdit-py-plugins", "numpy", "scipy", "pandas",
@@ -53,14 +55,22 @@ def record_path(cache: Path, out: Path, version: str) -> Path:
     return cache / "versions" / f"{key}.json"
 
 
-def inputs_key(source_root: Path, theme: str, label: str, source_digest: str, redact: bool) -> str:
-    """Everything but the renders that a version's bytes depend on (see the module text)."""
+def inputs_key(code: str, label: str, source_digest: str, redact: bool) -> str:
+    """Everything but the renders that a version's bytes depend on (see the module text);
+    ``code`` is ``code_key``."""
+    return hashlib.sha256("\0".join((code, label, source_digest, str(redact))).encode()).hexdigest()
+
+
+def code_key(source_root: Path, theme: str) -> str:
+    """What the output depends on besides its inputs: reportgen's code and theme, the
+    packages that write output, and the renderer's settings. A call sheet's name is
+    keyed by this and its record (render.sheets.sheet_key)."""
     digest = hashlib.sha256()
 
     def add(text: str) -> None:
         digest.update(text.encode("utf-8") + b"\0")
 
-    for item in (__version__, label, source_digest, str(redact), theme):
+    for item in (__version__, theme, f"zlib={zlib.ZLIB_RUNTIME_VERSION}"):  # zlib: the packs' bytes
         add(item)
     # The renderer's settings (the viewport comes from run.toml, which the digest covers).
     add(f"render={svg.RENDER_WIDTH}|{svg.MAX_RENDER_HEIGHT}|{svg.RENDER_SECONDS}|"
@@ -95,12 +105,14 @@ def render_entries(runs) -> dict[str, list]:
 
 
 def save_record(path: Path, key: str, renders: Mapping[str, list], summary: Remembered,
-                stats: Mapping[str, tuple[int, int, int]]) -> None:
+                stats: Mapping[str, tuple[int, int, int]], store_stats: Mapping[str, tuple[int, int, int]]) -> None:
     """``stats``: each file's size, modification and change times, as it was written
-    (its content is in the version's manifest.json, whose own times are recorded)."""
+    (its content is in the version's manifest.json, whose own times are recorded);
+    ``store_stats`` the same of each store file the version uses."""
     files = {rel: list(stats[rel]) for rel in sorted(stats)}
     body = {"schema": RECORD_SCHEMA, "inputs": key, "renders": dict(sorted(renders.items())),
-            "summary": summary.__dict__, "files": files}
+            "summary": summary.__dict__, "files": files,
+            "store": {name: list(store_stats[name]) for name in sorted(store_stats)}}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     tmp.write_bytes(json.dumps(body, separators=(",", ":")).encode("utf-8"))
@@ -116,6 +128,8 @@ def up_to_date(path: Path, key: str, cache: Path, folder: Path) -> Remembered | 
             return None
         summary = Remembered(**body["summary"])
         if not _renders_unchanged(cache, body["renders"]) or not _files_unchanged(folder, body["files"]):
+            return None
+        if not _store_unchanged(folder.parent / STORE, body["store"]):
             return None
         return summary
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -157,6 +171,48 @@ def _files_unchanged(folder: Path, files: Mapping[str, list]) -> bool:
     return walk(str(folder), "") and seen == len(files)
 
 
+def _store_unchanged(store: Path, files: Mapping[str, list]) -> bool:
+    """Each store file the version uses, as it was when the version was built."""
+    for name, (size, mtime, ctime) in files.items():
+        try:
+            st = os.stat(store / name)
+        except OSError:
+            return False
+        if st.st_size != size or st.st_mtime_ns != mtime or st.st_ctime_ns != ctime:
+            return False
+    return True
+
+
+SHEETS_SCHEMA = "reportgen.sheets/1"
+MAX_SHEETS_KEPT = 500_000  # entries of the sheets record: some 100 bytes each
+
+
+def load_sheets(cache: Path | None) -> dict[str, list]:
+    """The sheets earlier builds made, by key: [page, size, pack, size] (names in the store)."""
+    if cache is None:
+        return {}
+    try:
+        body = json.loads((cache / "sheets.json").read_text("utf-8"))
+        return dict(body["sheets"]) if body.get("schema") == SHEETS_SCHEMA else {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def save_sheets(cache: Path | None, earlier: Mapping[str, list], now: Mapping[str, list]) -> None:
+    """Keep the sheets of this build (last, so they are kept longest) and of earlier
+    ones, up to MAX_SHEETS_KEPT."""
+    if cache is None:
+        return
+    kept = {k: v for k, v in earlier.items() if k not in now}
+    kept.update(now)
+    items = list(kept.items())[-MAX_SHEETS_KEPT:]
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / "sheets.json"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_bytes(json.dumps({"schema": SHEETS_SCHEMA, "sheets": dict(items)}, separators=(",", ":")).encode())
+    os.replace(tmp, path)
+
+
 @dataclass(frozen=True)
 class IncrementalCheck:
     """The one door the pipeline goes through for incremental builds: is the version
@@ -167,13 +223,15 @@ class IncrementalCheck:
     record: Path | None  # where this version's record lives in the cache
     key: str | None  # the inputs' key
     cache: Path | None
+    code: str = ""  # code_key: what sheets are keyed by besides their records
 
     @classmethod
     def of(cls, source: Path, out: Path, label: str, theme: str, digest: str, redact: bool,
            cache: Path | None) -> "IncrementalCheck":
         if cache is None:
             return cls(None, None, None)
-        return cls(record_path(cache, out, label), inputs_key(source, theme, label, digest, redact), cache)
+        code = code_key(source, theme)
+        return cls(record_path(cache, out, label), inputs_key(code, label, digest, redact), cache, code)
 
     def earlier_build(self, folder: Path) -> Remembered | None:
         """The earlier build's summary when ``folder`` is what this build would write."""
@@ -181,9 +239,17 @@ class IncrementalCheck:
             return None
         return up_to_date(self.record, self.key, self.cache, folder)
 
-    def remember(self, runs, summary: Remembered, stats: Mapping[str, tuple[int, int, int]]) -> None:
+    def remember(self, runs, summary: Remembered, stats: Mapping[str, tuple[int, int, int]],
+                 store_stats: Mapping[str, tuple[int, int, int]]) -> None:
         if self.record is not None and self.key is not None:
-            save_record(self.record, self.key, render_entries(runs), summary, stats)
+            save_record(self.record, self.key, render_entries(runs), summary, stats, store_stats)
+
+    def sheets(self) -> dict[str, list]:
+        """The sheets earlier builds made, by key (empty without a cache)."""
+        return load_sheets(self.cache)
+
+    def remember_sheets(self, earlier: Mapping[str, list], now: Mapping[str, list]) -> None:
+        save_sheets(self.cache, earlier, now)
 
 
 NO_CHECK = IncrementalCheck(None, None, None)

@@ -23,6 +23,8 @@ from reportgen.model.source import SourceSnapshot, ValidatedSource
 from reportgen.render.narrative import load_pages, render_pages
 from reportgen.render.pages import findings_index, render_version
 from reportgen.render.report import Report, RunReport
+from reportgen.render.shared import SheetsMade
+from reportgen.render.sheets import SHEET_CALLS
 from reportgen.render.svg import RenderCache
 from reportgen.render.theme import claim_renderer, theme_environment
 from reportgen.write.version import (
@@ -92,9 +94,11 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
     gc.freeze()
     progress.stage(f"rendered {render_cache.misses} distinct SVGs, reused {render_cache.hits}")
     report = _with_narrative(report, load_pages(source))
-    folder, hashes, stats = _write_version(report, out, progress)
-    remembered = _remembered(report, hashes)
-    check.remember(report.runs, remembered, stats)
+    sheets = SheetsMade(check.sheets())
+    folder, written = _write_version(report, out, progress, check.code, sheets)
+    check.remember_sheets(sheets.earlier, sheets.now)
+    remembered = _remembered(report, written.hashes, len(sheets.now))
+    check.remember(report.runs, remembered, written.stats, written.store_stats)
     label = validated.config.version
     write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
                      progress)
@@ -136,20 +140,19 @@ def _with_narrative(report: Report, pages) -> Report:
     return dataclasses.replace(report, pages=render_pages(pages, {c.id: c for c in report.claims}, shown))
 
 
-def _write_version(report: Report, out: Path, progress: Progress):
+def _write_version(report: Report, out: Path, progress: Progress, code: str, sheets: SheetsMade
+                   ) -> tuple[Path, VersionWriter]:
     with VersionWriter(out, report.source.config.version) as writer:
         with progress.bar("pages", _count_pages(report)) as bar:
-            render_version(report, writer.add, tick=writer.ticks(lambda: bar.update(1)),
-                           run_tasks=writer.run_tasks)
-        folder = writer.commit()
-        return folder, dict(writer.hashes), dict(writer.stats)
+            render_version(report, writer, tick=writer.ticks(lambda: bar.update(1)), code_key=code, known=sheets)
+        return writer.commit(), writer
 
 
-def _remembered(report: Report, hashes) -> Remembered:
+def _remembered(report: Report, hashes, n_sheets: int) -> Remembered:
     renders = [r for run in report.runs for r in run.renders.values()]
     return Remembered(
         n_calls=sum(len(r.analysis.run.calls) for r in report.runs),
-        n_pages=sum(1 for p in hashes if p.endswith(".html")),
+        n_pages=sum(1 for p in hashes if p.endswith(".html")) + n_sheets,
         n_drawings=sum(1 for run in report.runs for b in run.artifacts.values() if b.first("svg")),
         n_renders=len(renders), n_render_failures=sum(1 for r in renders if r.png is None),
         n_claims=len(report.claims), n_warnings=sum(len(r.findings) for r in report.runs),
@@ -197,9 +200,10 @@ def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Pr
 
 def _count_pages(report: Report) -> int:
     """Pages render_version will write (for the progress bar; an estimate is enough)."""
-    calls = sum(len(r.analysis.run.calls) for r in report.runs)
     services = sum(len(r.analysis.run.contract.services) for r in report.runs)
-    return 2 + len(report.pages) + calls + services + 2 * len(report.runs)
+    sheets = sum(len(r.analysis.run.calls) // SHEET_CALLS + len(r.analysis.run.contract.services)
+                 for r in report.runs)
+    return 2 + len(report.pages) + sheets + services + 2 * len(report.runs)
 
 
 def built_at(validated: ValidatedSource) -> str:

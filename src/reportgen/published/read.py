@@ -1,15 +1,20 @@
-"""Reading a published version folder back: its manifest, claims and embedded inputs.
+"""Reading a published version folder back: its manifest, claims, embedded inputs, and
+the store files it lists.
 
 verify and diff both start here, and need nothing but the version folder a reader
-downloaded: data/ holds the contract, the log and the requests; results.json the claims.
+downloaded and the store files its manifest lists: data/ holds the contract and the
+log, results.json the claims, data/<run>/artifacts.json where the run's request bodies,
+sheets and packs are in the store; each pack's index lists its calls' artifacts.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +22,10 @@ from reportgen.errors import ReportgenError
 from reportgen.load.artifacts import drawing_digest
 from reportgen.load.source import load_source
 from reportgen.model.source import ValidatedSource
+from reportgen.render.packs import PackError, read_pack
+
+MANIFEST_SCHEMA = "reportgen.manifest/2"
+ARTIFACTS_SCHEMA = "reportgen.artifacts/3"
 
 
 class PublishedError(ReportgenError):
@@ -24,11 +33,24 @@ class PublishedError(ReportgenError):
 
 
 @dataclass(frozen=True)
+class PublishedRun:
+    """data/<run>/artifacts.json: every name in it is a file of the store."""
+
+    requests: dict[str, str]  # request hash -> the published body's store name
+    sheets: list[dict[str, Any]]  # {"service", "page", "pack", "calls"}
+    renders: dict[str, dict[str, Any]]  # SVG sha256 -> {"png", "sanitized_svg", "notes"}
+
+
+@dataclass(frozen=True)
 class PublishedVersion:
     folder: Path
-    manifest: dict[str, str]  # relative path -> "sha256:..."
+    manifest: dict[str, str]  # the version's own files: relative path -> "sha256:..."
+    stored: dict[str, str]  # the store files it uses: name -> "sha256:..."
+    store: Path  # where they are read from (the folder beside the version, unless given)
     results: dict[str, Any]
-    artifacts: dict[str, dict[str, list[dict[str, Any]]]]  # run id -> call id -> entries
+    runs: dict[str, PublishedRun]
+    # Packs read so far, by name: verify and diff read each one once.
+    _packs: dict[str, tuple[dict, dict[str, bytes]]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -37,6 +59,36 @@ class PublishedVersion:
     @property
     def claims(self) -> dict[str, dict[str, Any]]:
         return {c["id"]: c for c in self.results.get("claims", [])}
+
+    def store_bytes(self, name: str) -> bytes:
+        """A store file this version lists; PublishedError when it is missing."""
+        if name not in self.stored or "/" in name or name.startswith("."):
+            raise PublishedError(f"{name}: not a store file of version {self.label}'s manifest")
+        try:
+            return (self.store / name).read_bytes()
+        except OSError:
+            raise PublishedError(f"{self.store / name}: missing; a version needs the store files its "
+                                 "manifest lists (download them beside the version, in store/)") from None
+
+    def pack(self, name: str) -> tuple[dict, dict[str, bytes]]:
+        """A pack's index and files; PublishedError when it cannot be read."""
+        if name not in self._packs:
+            try:
+                self._packs[name] = read_pack(self.store_bytes(name))
+            except PackError as exc:
+                raise PublishedError(f"{self.store / name}: {exc}") from None
+        return self._packs[name]
+
+    @functools.cached_property
+    def artifacts(self) -> dict[str, dict[str, list[dict[str, Any]]]]:
+        """run id -> call id -> its artifacts (name, sha256, kind, ...), from the packs."""
+        out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for rid, run in self.runs.items():
+            calls = out.setdefault(rid, {})
+            for sheet in run.sheets:
+                if sheet.get("pack"):
+                    calls.update(self.pack(sheet["pack"])[0]["calls"])
+        return out
 
 
 def _read_json(path: Path, what: str) -> Any:
@@ -48,24 +100,31 @@ def _read_json(path: Path, what: str) -> Any:
         raise PublishedError(f"{path}: not valid JSON ({exc})") from None
 
 
-def read_version(folder: Path) -> PublishedVersion:
+def read_version(folder: Path, store: Path | None = None) -> PublishedVersion:
     if not folder.is_dir():
         raise PublishedError(f"{folder}: no such version folder")
     manifest = _read_json(folder / "manifest.json", "the sha256 of every file")
+    if isinstance(manifest, dict) and manifest.get("schema") != MANIFEST_SCHEMA:
+        raise PublishedError(f"{folder / 'manifest.json'}: schema {manifest.get('schema')!r}, not {MANIFEST_SCHEMA!r}: "
+                             "built by another release of reportgen; verify it with that release")
     results = _read_json(folder / "data" / "results.json", "every claim")
     files = manifest.get("files") if isinstance(manifest, dict) else None
-    if not isinstance(files, dict) or not isinstance(results, dict):
+    stored = manifest.get("store") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict) or not isinstance(stored, dict) or not isinstance(results, dict):
         raise PublishedError(f"{folder}: manifest.json or data/results.json is not in the expected format")
-    artifacts = {}
+    runs = {}
     for path in sorted((folder / "data").glob("*/artifacts.json")):
-        body = _read_json(path, "artifact hashes")
-        artifacts[path.parent.name] = body.get("calls", {}) if isinstance(body, dict) else {}
-    return PublishedVersion(folder, files, results, artifacts)
+        body = _read_json(path, "where the run's files are published")
+        if not isinstance(body, dict) or body.get("schema") != ARTIFACTS_SCHEMA:
+            raise PublishedError(f"{path}: not a {ARTIFACTS_SCHEMA} file")
+        runs[path.parent.name] = PublishedRun(dict(body.get("requests", {})), list(body.get("sheets", [])),
+                                              dict(body.get("renders", {})))
+    return PublishedVersion(folder, files, stored, store or folder.parent / "store", results, runs)
 
 
 def load_embedded_source(version: PublishedVersion) -> ValidatedSource:
-    """Rebuild a source folder from data/ and validate it (artifacts are published apart,
-    under their hashes, and checked through the manifest instead).
+    """Rebuild a source folder from data/ and the request bodies in the store, and
+    validate it (artifacts are checked through the packs and the manifest instead).
 
     The folder is temporary: the returned runs carry everything they need in memory
     (contract, calls, requests); their ``folder`` no longer exists."""
@@ -77,27 +136,35 @@ def load_embedded_source(version: PublishedVersion) -> ValidatedSource:
         shutil.copyfile(data / "reportgen.toml", root / "reportgen.toml")
         for run_dir in sorted(p for p in data.iterdir() if p.is_dir()):
             target = root / "experiments" / run_dir.name
-            shutil.copytree(run_dir, target, symlinks=False,
-                            ignore=shutil.ignore_patterns("artifacts.json"))
+            shutil.copytree(run_dir, target, symlinks=False, ignore=shutil.ignore_patterns("artifacts.json"))
+            run = version.runs.get(run_dir.name)
+            if run is None:
+                continue
+            (target / "requests").mkdir(exist_ok=True)
+            for hexdigest, name in run.requests.items():
+                if len(hexdigest) == 64 and all(c in "0123456789abcdef" for c in hexdigest):
+                    (target / "requests" / f"{hexdigest}.json").write_bytes(version.store_bytes(name))
         return load_source(root, check_artifacts=False)
 
 
 def published_artifact_hashes(version: PublishedVersion, run_id: str) -> dict[str, tuple[str, ...]]:
-    """As ``artifacts.artifact_hashes``, read back from data/<run>/artifacts.json."""
+    """As ``artifacts.artifact_hashes``, read back from the run's packs."""
     return {cid: tuple(e["sha256"] for e in entries if not e.get("derived"))
             for cid, entries in version.artifacts.get(run_id, {}).items()}
 
 
 def published_drawings(version: PublishedVersion, run_id: str) -> dict[str, str]:
-    """As ``artifacts.drawing_digests``, from each call's first SVG as published
-    (artifacts/<sha256>.txt); a file that is missing is left to the manifest check."""
+    """As ``artifacts.drawing_digests``, from each call's first SVG as published (a
+    store file); one that is missing or wrong is left to the manifest check."""
     out = {}
     for cid, entries in version.artifacts.get(run_id, {}).items():
         svg = next((e for e in entries if e.get("kind") == "svg"), None)
         if svg is None:
             continue
         try:
-            out[cid] = drawing_digest((version.folder / "artifacts" / f"{svg['sha256']}.txt").read_bytes())
-        except (OSError, KeyError, TypeError):
+            data = version.store_bytes(str(svg["file"]))
+        except (PublishedError, KeyError, TypeError):
             continue
+        if hashlib.sha256(data).hexdigest() == svg.get("sha256"):
+            out[cid] = drawing_digest(data)
     return out

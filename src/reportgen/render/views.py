@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 from reportgen.analysis.results import ExperimentAnalysis, ServiceResult
-from reportgen.audit.redaction import is_redacted
 from reportgen.claims.claim import Claim
 from reportgen.model.artifacts import Artifact, Render, RenderSettings
 from reportgen.model.calls import Call
@@ -16,6 +15,7 @@ from reportgen.model.config import RunContract, Service
 from reportgen.model.findings import Finding
 from reportgen.model.outcomes import OUTCOME_LABELS, STATUS_LABELS
 from reportgen.render.report import RunReport
+from reportgen.render.shared import FROM_ROOT, RunSheets
 
 if TYPE_CHECKING:  # charts imports altair and pandas: a second, which pages never need
     from reportgen.render.charts import Chart
@@ -27,16 +27,11 @@ if TYPE_CHECKING:  # charts imports altair and pandas: a second, which pages nev
 @dataclass(frozen=True, slots=True)
 class CallView:
     call: Call
-    artifacts: tuple[Artifact, ...]
-    response: Artifact | None
     svg: Artifact | None
     render: Render | None
-    request: bytes | None  # the published request body, if any
-    request_redacted: str | None  # the published (redacted) body's hash, if redacted
-    page: str
+    page: str  # its place on its sheet, from the version root: ../store/<sheet>.html#<anchor>
     counted: bool  # in the first-submission metrics
     outcome_text: str  # its outcome as pages name it, with the status when not ok
-    request_text: str | None  # the published request body as text
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +41,16 @@ class ServiceView:
     result: ServiceResult
     calls: tuple[CallView, ...]
     findings: tuple[Finding, ...] = ()  # audit findings that weaken a claim about this service
+    sheets: tuple[SheetLink, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SheetLink:
+    """One sheet of a service's calls: its first and last call's places, and its link."""
+
+    first: int
+    last: int
+    href: str
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,10 @@ class RunView:
     findings: tuple[Finding, ...]
     charts: tuple[Chart, ...]
     claims: Mapping[ClaimKey, Claim]
+    pages: Mapping[str, str]  # each call's place on its sheet, from the version root, by call id
+
+    def page(self, call_id: str) -> str:
+        return self.pages[call_id]
 
     @property
     def words(self) -> ComparisonWords:
@@ -100,46 +109,38 @@ class RunView:
         return self.claims.get(key)
 
 
-def call_page(run_id: str, service: str, call_id: str) -> str:
-    """One folder per experiment and service: a listing of any folder stays short."""
-    return f"calls/{run_id}/{service}/{call_id}.html"
-
-
-def run_view(run: RunReport) -> RunView:
-    """What the templates need about one run, computed once per page set."""
+def run_view(run: RunReport, shared: RunSheets) -> RunView:
+    """What the templates need about one run, computed once per page set; ``shared``,
+    its sheets as the store holds them."""
+    pages = shared.hrefs
     analysis = run.analysis
     vr = analysis.run
     contract = vr.contract
     calls = []
-    # Made once here rather than in the template of each of 100,000 call pages.
-    request_texts = {hexdigest: body.decode("utf-8") for hexdigest, body in vr.requests.items()}
     for call in vr.calls:
         bundle = run.artifacts.get(call.call_id)
         svg = bundle.first("svg") if bundle else None
         outcome = OUTCOME_LABELS[call.outcome]
         calls.append(CallView(
-            call=call, artifacts=bundle.files if bundle else (),
-            response=bundle.first("response") if bundle else None,
-            svg=svg, render=run.renders.get(svg.sha256) if svg else None,
-            request=vr.requests.get(call.request_hex),
-            request_redacted=is_redacted(vr, call.request_hex),
-            page=call_page(contract.id, call.service, call.call_id),
-            counted=call.counted,
+            call=call, svg=svg, render=run.renders.get(svg.sha256) if svg else None,
+            page=pages[call.call_id], counted=call.counted,
             outcome_text=outcome if call.status == "ok" else f"{outcome}: {STATUS_LABELS[call.status]}",
-            request_text=request_texts.get(call.request_hex),
         ))
     by_service: dict[str, list[CallView]] = {}
     for view in calls:
         by_service.setdefault(view.call.service, []).append(view)
     touching = _findings_by_service(run)
+    sheets: dict[str, list[SheetLink]] = {}
+    for sheet, name in zip(shared.sheets, shared.pages):
+        sheets.setdefault(sheet.service, []).append(SheetLink(sheet.first, sheet.last, FROM_ROOT + name))
     services = tuple(ServiceView(s.id, s, analysis.overall.service(s.id), tuple(by_service.get(s.id, ())),
-                                 touching.get(s.id, ()))
+                                 touching.get(s.id, ()), tuple(sheets.get(s.id, ())))
                      for s in contract.services)
     return RunView(
         id=contract.id, contract=contract, analysis=analysis, services=services, calls=tuple(calls),
         settings=run.settings, contract_text=contract.text, log_name=vr.log.name,
         log_unit="row" if vr.log.name.endswith(".parquet") else "line", renderer=run.settings.short(),
-        findings=run.findings, charts=run.charts, claims={c.key: c for c in run.claims},
+        findings=run.findings, charts=run.charts, claims={c.key: c for c in run.claims}, pages=pages,
     )
 
 

@@ -25,7 +25,9 @@ import jinja2
 
 from reportgen.errors import ReportgenError
 
-MANIFEST_SCHEMA = "reportgen.manifest/1"
+from reportgen.write import store
+
+MANIFEST_SCHEMA = "reportgen.manifest/2"
 
 
 class PublishError(ReportgenError):
@@ -45,10 +47,13 @@ class VersionEntry:
                 "source_digest": self.source_digest, "aliases": list(self.aliases)}
 
 
-def manifest_from_hashes(version: str, hashes: Mapping[str, str]) -> bytes:
+def manifest_from_hashes(version: str, hashes: Mapping[str, str], stored: Mapping[str, str] = {}) -> bytes:
+    """The version's own files under "files"; under "store", the shared files it uses,
+    named as in ``../store/`` (what a reader who downloads one version fetches besides)."""
     body = {
         "schema": MANIFEST_SCHEMA, "version": version,
         "files": {path: "sha256:" + hashes[path] for path in sorted(hashes)},
+        "store": {name: "sha256:" + stored[name] for name in sorted(stored)},
     }
     return (json.dumps(body, indent=1) + "\n").encode("utf-8")
 
@@ -79,12 +84,15 @@ def remove_leftovers(out: Path, version: str) -> None:
 
 
 class VersionWriter:
-    """out/<version>/, written file by file as the build makes them, atomically.
+    """out/<version>/, written file by file as the build makes them, atomically, and the
+    shared files it uses in out/store/.
 
     Files go into a temporary folder beside the final place as they come (nothing is
     held in memory but their hashes); ``commit`` adds manifest.json and renames the
     folder into place. Leaving the ``with`` block without committing (an error, an
-    interrupt) removes the temporary folder, so no half-written version is ever seen."""
+    interrupt) removes the temporary folder, so no half-written version is ever seen.
+    Store files (``share``) appear one by one, each whole: a store file no version lists
+    yet is never seen by a reader, who follows links from a version."""
 
     def __init__(self, out: Path, version: str) -> None:
         self.out = out
@@ -93,6 +101,10 @@ class VersionWriter:
         # Each file's size and modification and change times as written: what a later
         # build checks to tell that the version is untouched (no second pass of stat calls).
         self.stats: dict[str, tuple[int, int, int]] = {}
+        self.stored: dict[str, str] = {}  # store file name -> sha256, for the manifest
+        self.store_stats: dict[str, tuple[int, int, int]] = {}
+        self.notes: dict[str, object] = {}  # what jobs hand back to the build (see ``note``)
+        self.store = store.store_folder(out)
         self.tmp: Path | None = None
         self.parent: int | None = None  # in a forked helper: the build's process id
 
@@ -111,6 +123,31 @@ class VersionWriter:
             return  # the same content-addressed file from another run
         self.stats[rel] = _write_file(self.tmp, rel, data)
         self.hashes[rel] = digest
+
+    def share(self, name: str, data: bytes) -> str:
+        """Put ``data`` in the store as ``name`` (``<sha256>.<ext>``, from ``store_name``)
+        and list it in this version's manifest; the name, for links."""
+        if self.parent is not None and os.getppid() != self.parent:
+            os._exit(1)
+        if name not in self.stored:
+            self.store_stats[name] = store.put(self.store, name, data)
+            self.stored[name] = name.split(".", 1)[0]
+        return name
+
+    def reuse(self, name: str, size: int) -> bool:
+        """List a store file an earlier build wrote, when it is there with its size."""
+        if name in self.stored:
+            return True
+        if not store.present(self.store, name, size):
+            return False
+        st = os.stat(self.store / name)
+        self.store_stats[name] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        self.stored[name] = name.split(".", 1)[0]
+        return True
+
+    def note(self, key: str, value: object) -> None:
+        """Hand a JSON value back to the build from a job of ``run_tasks``, wherever it ran."""
+        self.notes[key] = value
 
     def ticks(self, tick: Callable[[], None]) -> Callable[[], None]:
         """``tick`` as the jobs of ``run_tasks`` may call it: only the build's own
@@ -144,6 +181,9 @@ class VersionWriter:
                 share = json.loads(body)
                 self.hashes.update(share["hashes"])
                 self.stats.update((rel, tuple(st)) for rel, st in share["stats"].items())
+                self.stored.update(share["stored"])
+                self.store_stats.update((name, tuple(st)) for name, st in share["store_stats"].items())
+                self.notes.update(share["notes"])
             helpers = []
         finally:
             queue.stop()  # after a failure here, the helpers take no more jobs
@@ -166,9 +206,11 @@ class VersionWriter:
         code = 1
         try:
             self.parent, self.hashes, self.stats = parent, {}, {}
+            self.stored, self.store_stats, self.notes = {}, {}, {}
             queue.run()
             with os.fdopen(write, "wb") as pipe:
-                pipe.write(json.dumps({"hashes": self.hashes, "stats": self.stats}).encode("utf-8"))
+                pipe.write(json.dumps({"hashes": self.hashes, "stats": self.stats, "stored": self.stored,
+                                       "store_stats": self.store_stats, "notes": self.notes}).encode("utf-8"))
             code = 0
         except BaseException:
             traceback.print_exc()
@@ -178,7 +220,7 @@ class VersionWriter:
 
     def commit(self) -> Path:
         assert self.tmp is not None, "commit() outside the with block"
-        manifest = manifest_from_hashes(self.version, self.hashes)
+        manifest = manifest_from_hashes(self.version, self.hashes, self.stored)
         self.stats["manifest.json"] = _write_file(self.tmp, "manifest.json", manifest)
         self.hashes["manifest.json"] = hashlib.sha256(manifest).hexdigest()  # every file of the version
         final = self.out / self.version

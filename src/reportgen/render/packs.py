@@ -1,0 +1,84 @@
+"""A sheet's pack: the raw files its calls' sheet shows whole, and the list of every
+artifact of those calls, in one deterministic tar.gz.
+
+Short raw files (a model's reply around its drawing, a grader's note) are most of a
+large run's files and little of its bytes: published one file each, they would be
+100,000 files. A pack keeps them as they were written, named by sha256, with
+``index.json`` first: for each call, each artifact's name, sha256, kind, size and where
+it is published (``"in": "pack"``, or ``"store"`` for a file published on its own).
+``tar -xzf`` gives the files back; ``sha256sum`` checks them against their names.
+
+Same input, same bytes: members in a fixed order, with no time, owner or mode of the
+machine that built them, and a gzip header without time or name.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import tarfile
+import zlib
+from typing import Iterable, Mapping
+
+from reportgen.render.sheets import Sheet
+
+PACK_SCHEMA = "reportgen.pack/1"
+INDEX = "index.json"
+
+
+def pack_index(sheet: Sheet) -> dict:
+    return {"schema": PACK_SCHEMA, "run": sheet.run_id, "service": sheet.service,
+            "calls": {entry.call.call_id: [f.to_json() for f in entry.files]
+                      for entry in sheet.calls if entry.files}}
+
+
+def make_pack(sheet: Sheet) -> bytes | None:
+    """The sheet's pack, or None when none of its calls has an artifact."""
+    if not any(entry.files for entry in sheet.calls):
+        return None
+    members: dict[str, bytes] = {}
+    for entry in sheet.calls:
+        by_sha = {a.sha256: a.data for a in entry.raw}
+        for f in entry.files:
+            if f.packed:
+                members.setdefault(f.file, by_sha[f.sha256])
+    index = json.dumps(pack_index(sheet), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return tar_gz([(INDEX, index.encode("utf-8")), *sorted(members.items())])
+
+
+def tar_gz(members: Iterable[tuple[str, bytes]]) -> bytes:
+    buffer = io.BytesIO()
+    # mtime=0 and no file name: the gzip header says nothing of when or where.
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, compresslevel=6) as packed:
+        with tarfile.open(fileobj=packed, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+            for name, data in members:
+                info = tarfile.TarInfo(name)
+                info.size, info.mtime, info.mode = len(data), 0, 0o644
+                info.uid = info.gid = 0
+                info.uname = info.gname = ""
+                tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+class PackError(ValueError):
+    pass
+
+
+def read_pack(data: bytes) -> tuple[dict, Mapping[str, bytes]]:
+    """A pack's index and its files, by name; PackError when it is not one."""
+    files: dict[str, bytes] = {}
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            for member in tar:
+                if not member.isfile() or "/" in member.name or member.name.startswith("."):
+                    raise PackError(f"unexpected member {member.name!r}")
+                handle = tar.extractfile(member)
+                assert handle is not None
+                files[member.name] = handle.read()
+        index = json.loads(files.pop(INDEX))
+    except (tarfile.TarError, OSError, EOFError, KeyError, ValueError, zlib.error) as exc:
+        raise PackError(f"not a readable pack ({exc})") from None
+    if not isinstance(index, dict) or index.get("schema") != PACK_SCHEMA or not isinstance(index.get("calls"), dict):
+        raise PackError(f"index.json is not a {PACK_SCHEMA} index")
+    return index, files

@@ -1,0 +1,122 @@
+"""The part of a version that goes to the store: request bodies, raw files published on
+their own, renders, call sheets and their packs.
+
+These are written first, because the version's own pages link to them by name. Every
+store file is named by its sha256; a sheet's name is known only once it is rendered, so
+a sheet is rendered only when the store does not already hold the sheet of the same
+record (``sheet_key``): a later version whose calls did not change renders none of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable, Mapping, Protocol, Sequence
+
+import jinja2
+
+from reportgen.model.artifacts import sha256
+from reportgen.render.packs import make_pack
+from reportgen.render.report import Report, RunReport
+from reportgen.render.sheets import Sheet, plan_sheets, request_names, sheet_hrefs, sheet_key, shown_texts
+
+FROM_ROOT = "../store/"  # the store, from a version's root folder
+
+
+class VersionOutput(Protocol):
+    """Where a version's files go (write.version.VersionWriter)."""
+
+    notes: Mapping[str, object]
+
+    def add(self, rel: str, data: bytes) -> None: ...
+    def share(self, name: str, data: bytes) -> str: ...
+    def reuse(self, name: str, size: int) -> bool: ...
+    def note(self, key: str, value: object) -> None: ...
+    def run_tasks(self, tasks: Sequence[Callable[[], None]]) -> None: ...
+
+
+def store_name(data: bytes, ext: str) -> str:
+    return f"{sha256(data)}.{ext}"
+
+
+class SheetsMade:
+    """The sheets earlier builds made, and those of this build: by ``sheet_key``, the
+    names and sizes of the page and its pack in the store, [page, size, pack, size]."""
+
+    def __init__(self, earlier: Mapping[str, list] | None = None) -> None:
+        self.earlier = dict(earlier or {})
+        self.now: dict[str, list] = {}
+
+    def get(self, key: str) -> list | None:
+        return self.now.get(key) or self.earlier.get(key)
+
+
+def write_shared(report: Report, env: jinja2.Environment, out: VersionOutput, static: Mapping[str, bytes],
+                 code_key: str, known: SheetsMade, tick: Callable[[], None]) -> dict[str, "RunSheets"]:
+    """Write every store file of the version; for each run, its sheets, their names and
+    each call's link from the version root. A sheet ``known`` holds, whose files are in
+    the store, is not made again; the sheets of this build are added to ``known.now``."""
+    # The theme's stylesheet and icon, for the sheets, which cannot reach a version's static/.
+    css, icon = static["static/style.css"], static["static/favicon.svg"]
+    theme = (out.share(store_name(css, "css"), css), out.share(store_name(icon, "svg"), icon))
+    template = env.get_template("sheet.html")
+    planned: dict[str, tuple[list[Sheet], list[str]]] = {}
+    jobs = []
+    for run in report.runs:
+        requests = request_names(run)
+        for hexdigest, body in sorted(run.analysis.run.requests.items()):
+            out.share(requests[hexdigest], body)
+        sheets = plan_sheets(run, theme, requests)
+        _share_own_files(run, sheets, out)
+        keys = [sheet_key(code_key, sheet) for sheet in sheets]
+        for key, sheet in zip(keys, sheets):
+            made = known.get(key)
+            if made and out.reuse(made[0], made[1]) and (made[2] is None or out.reuse(made[2], made[3])):
+                out.note(f"sheet:{key}", made)
+                tick()
+            else:
+                jobs.append(partial(_write_sheet, template, out, key, sheet, tick))
+        planned[run.analysis.run.contract.id] = (sheets, keys)
+    out.run_tasks(jobs)
+    result = {}
+    for rid, (sheets, keys) in planned.items():
+        made = [list(out.notes[f"sheet:{key}"]) for key in keys]
+        known.now.update(zip(keys, made))
+        names = tuple(m[0] for m in made)
+        result[rid] = RunSheets(tuple(sheets), names, tuple(m[2] for m in made),
+                                sheet_hrefs(sheets, dict(enumerate(names)), FROM_ROOT))
+    return result
+
+
+@dataclass(frozen=True)
+class RunSheets:
+    sheets: tuple[Sheet, ...]
+    pages: tuple[str, ...]  # each sheet's name in the store
+    packs: tuple[str | None, ...]  # each sheet's pack, None when its calls have no artifact
+    hrefs: Mapping[str, str]  # each call's link from the version root, by call id
+
+
+def _write_sheet(template: jinja2.Template, out: VersionOutput, key: str, sheet: Sheet,
+                 tick: Callable[[], None]) -> None:
+    pack = make_pack(sheet)
+    pack_name = out.share(store_name(pack, "tar.gz"), pack) if pack is not None else None
+    html = template.render(s=sheet, pack=pack_name, shown=shown_texts).encode("utf-8")
+    page = out.share(store_name(html, "html"), html)
+    out.note(f"sheet:{key}", [page, len(html), pack_name, len(pack) if pack is not None else 0])
+    tick()
+
+
+def _share_own_files(run: RunReport, sheets: Sequence[Sheet], out: VersionOutput) -> None:
+    """The raw files a sheet links rather than shows (a drawing's SVG, a long response),
+    published as text under their sha256, and each drawing's PNG and sanitized copy."""
+    for sheet in sheets:
+        for entry in sheet.calls:
+            by_sha = {a.sha256: a for a in entry.raw}
+            for f in entry.files:
+                if not f.packed:
+                    out.share(f.file, by_sha[f.sha256].data)
+            render = run.renders.get(entry.drawing) if entry.drawing else None
+            if render and render.png and entry.png:
+                out.share(entry.png, render.png)
+            if render and render.safe_svg and entry.safe_svg:
+                out.share(entry.safe_svg, render.safe_svg)

@@ -1,0 +1,226 @@
+"""Call sheets: the pages that show calls, shared by every version that holds them.
+
+A run's calls are shown on sheets: each service's calls in log order, ``SHEET_CALLS`` to
+a sheet, each call a section with its own anchor (``call_anchor``). A sheet says only
+what the log, the artifacts and the renders say about its calls: no version label, no
+claim, no link into a version folder. So a sheet is the same file in every version whose
+calls are the same, written once to the store under its sha256, and a version's claims
+and evidence pages link to ``<sheet>.html#<call anchor>``.
+
+Beside each sheet, its pack (see ``packs``): the raw files the sheet shows whole, and the
+list of every artifact of its calls. Every other raw file (a drawing's SVG, a response
+too long to show) is published on its own in the store and linked from the sheet.
+
+What a sheet shows is a function of its ``Sheet`` record alone (and of the bytes the
+record names by sha256), so ``sheet_key`` of the record and the code names the sheet's
+content before it is rendered: a later build whose key is the same reuses the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+from urllib.parse import quote
+
+from reportgen.audit.redaction import is_redacted
+from reportgen.load.artifacts import svg_spans
+from reportgen.model.artifacts import Artifact, CallArtifacts, sha256
+from reportgen.model.calls import Call
+from reportgen.model.outcomes import OUTCOME_LABELS, STATUS_LABELS
+from reportgen.render.report import RunReport
+
+SHEET_CALLS = 50  # calls a sheet holds: a changed grade rewrites one sheet of 50, not one page per call
+SHOWN_WHOLE = 2000  # bytes of text a sheet shows in full (its drawing left out); longer files are linked
+RESPONSE_EXCERPT = 400  # characters shown of a response too long to show whole
+
+
+@dataclass(frozen=True)
+class PublishedFile:
+    """One raw file of a call, as a sheet lists it and its pack's index records it."""
+
+    name: str  # as in the source folder, e.g. response.txt
+    sha256: str
+    kind: str
+    size: int
+    derived: str | None
+    redacted_from: str | None
+    file: str  # "<sha256>.txt": its name in the store, or in the pack when ``packed``
+    packed: bool  # shown whole on the sheet and kept in its pack, rather than on its own
+
+    def to_json(self) -> dict:
+        entry = {"name": self.name, "sha256": self.sha256, "kind": self.kind, "bytes": self.size,
+                 "file": self.file, "in": "pack" if self.packed else "store"}
+        if self.derived:
+            entry["derived"] = self.derived
+        if self.redacted_from:
+            entry["redacted_from"] = self.redacted_from
+        return entry
+
+
+@dataclass(frozen=True)
+class SheetCall:
+    call: Call
+    anchor: str
+    outcome_text: str
+    request: str | None  # the published request body's name in the store
+    request_redacted: str | None  # that body's hash, when a credential was redacted from it
+    files: tuple[PublishedFile, ...]
+    drawing: str | None  # the sha256 of the call's SVG (given, or extracted from its response)
+    png: str | None  # the render's name in the store
+    safe_svg: str | None  # the sanitized copy's name in the store
+    render_notes: tuple[str, ...]
+    rendered: bool  # the drawing went through the renderer (a record of it exists)
+    # The bytes behind ``files`` (named there by sha256): read while rendering, never keyed.
+    raw: tuple[Artifact, ...] = field(repr=False, compare=False, default=())
+
+    @property
+    def counted(self) -> bool:
+        return self.call.counted
+
+
+@dataclass(frozen=True)
+class Sheet:
+    run_id: str
+    service: str
+    number: int  # 1-based, among the service's sheets
+    n_sheets: int
+    first: int  # the 1-based position of its first call among the service's calls
+    n_service_calls: int
+    log_name: str
+    log_unit: str  # "line", or "row" in Parquet
+    dispute_rule: str
+    renderer: str
+    stylesheet: str  # the theme's style.css, by its name in the store
+    icon: str  # the theme's favicon.svg, by its name in the store
+    calls: tuple[SheetCall, ...]
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.calls) - 1
+
+
+def call_anchor(call_id: str) -> str:
+    """A call's id on its sheet: percent-encoded, so any id the log holds is a valid one."""
+    return "call-" + quote(call_id, safe="")
+
+
+def sheet_key(code_key: str, sheet: Sheet) -> str:
+    """What names a sheet (and its pack) before it is made: the code that renders it and
+    every field of its record (the record's repr leaves the bytes out; it names them)."""
+    return hashlib.sha256(f"{code_key}\x1f{sheet!r}".encode("utf-8")).hexdigest()
+
+
+def plan_sheets(run: RunReport, theme: tuple[str, str], requests: Mapping[str, str]) -> list[Sheet]:
+    """The run's calls on sheets: by service in contract order, in log order within each.
+    ``theme``: the store names of the theme's stylesheet and icon; ``requests``: each
+    published request body's store name, by request hash."""
+    vr = run.analysis.run
+    contract = vr.contract
+    by_service: dict[str, list[Call]] = {s.id: [] for s in contract.services}
+    for call in vr.calls:
+        by_service.setdefault(call.service, []).append(call)
+    log_unit = "row" if vr.log.name.endswith(".parquet") else "line"
+    sheets = []
+    for service, calls in by_service.items():
+        n_sheets = -(-len(calls) // SHEET_CALLS)
+        for number in range(1, n_sheets + 1):
+            start = (number - 1) * SHEET_CALLS
+            entries = tuple(_sheet_call(run, call, requests) for call in calls[start:start + SHEET_CALLS])
+            sheets.append(Sheet(contract.id, service, number, n_sheets, start + 1, len(calls), vr.log.name,
+                                log_unit, contract.dispute_rule or "", run.settings.short(), *theme,
+                                entries))
+    return sheets
+
+
+def _sheet_call(run: RunReport, call: Call, requests: Mapping[str, str]) -> SheetCall:
+    bundle: CallArtifacts | None = run.artifacts.get(call.call_id)
+    raw = bundle.files if bundle else ()
+    svg = bundle.first("svg") if bundle else None
+    render = run.renders.get(svg.sha256) if svg else None
+    outcome = OUTCOME_LABELS[call.outcome]
+    return SheetCall(
+        call=call, anchor=call_anchor(call.call_id),
+        outcome_text=outcome if call.status == "ok" else f"{outcome}: {STATUS_LABELS[call.status]}",
+        request=requests.get(call.request_hex), request_redacted=is_redacted(run.analysis.run, call.request_hex),
+        files=tuple(_published(a, svg) for a in raw), drawing=svg.sha256 if svg else None,
+        png=f"{render.png_sha256}.png" if render and render.png else None,
+        safe_svg=f"{render.safe_svg_sha256}.svg" if render and render.safe_svg else None,
+        render_notes=render.notes if render else (), rendered=render is not None, raw=raw)
+
+
+def _published(artifact: Artifact, drawing: Artifact | None) -> PublishedFile:
+    return PublishedFile(artifact.name, artifact.sha256, artifact.kind, len(artifact.data), artifact.derived,
+                         artifact.redacted_from, artifact.published_name, shown_whole(artifact, drawing))
+
+
+def shown_whole(artifact: Artifact, drawing: Artifact | None) -> bool:
+    """Whether a sheet shows this file in full (and keeps it in its pack): UTF-8 text of at
+    most SHOWN_WHOLE bytes once the call's drawing, shown and linked apart, is left out.
+    An SVG is always published on its own: it is drawn, and its source linked."""
+    if artifact.kind == "svg":
+        return False
+    data = artifact.data
+    size = len(data)
+    if drawing is not None and drawing.data and drawing is not artifact:
+        size -= data.count(drawing.data) * len(drawing.data)
+    if size > SHOWN_WHOLE:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class ShownText:
+    text: str
+    whole: bool  # False: an excerpt, the whole file linked
+
+
+def shown_texts(entry: SheetCall) -> dict[str, ShownText]:
+    """The text a sheet shows of each of a call's files, by sha256: whole when packed, with
+    the call's drawing named in place of its source; the start of a long response."""
+    by_sha = {a.sha256: a for a in entry.raw}
+    drawing = by_sha.get(entry.drawing) if entry.drawing else None
+    marker = ""
+    if drawing is not None:
+        marker = f"[{drawing.name}, listed above: {len(drawing.data)} bytes, sha256 {drawing.sha256[:12]}…]"
+    out: dict[str, ShownText] = {}
+    response = next((f for f in entry.files if f.kind == "response"), None)
+    for f in entry.files:
+        data = by_sha[f.sha256].data
+        if f.packed:
+            text = data.decode("utf-8")
+            if drawing is not None and drawing.data:
+                text = text.replace(drawing.data.decode("utf-8", "replace"), marker)
+            out[f.sha256] = ShownText(text, True)
+        elif f is response:
+            text = _without_svgs(data.decode("utf-8", "replace")) if drawing is not None else \
+                data.decode("utf-8", "replace")
+            out[f.sha256] = ShownText(text[:RESPONSE_EXCERPT] + ("…" if len(text) > RESPONSE_EXCERPT else ""), False)
+    return out
+
+
+def _without_svgs(text: str) -> str:
+    """The drawing and its source are shown and linked apart: not again in the excerpt."""
+    pieces, last = [], 0
+    for start, end in svg_spans(text):
+        pieces += [text[last:start], f"[an SVG of {end - start} characters]"]
+        last = end
+    return "".join(pieces) + text[last:]
+
+
+def sheet_hrefs(sheets: Sequence[Sheet], names: Mapping[int, str], prefix: str) -> dict[str, str]:
+    """Each call's link, by call id: ``prefix`` + sheet name + its anchor."""
+    out = {}
+    for i, sheet in enumerate(sheets):
+        for entry in sheet.calls:
+            out[entry.call.call_id] = f"{prefix}{names[i]}#{entry.anchor}"
+    return out
+
+
+def request_names(run: RunReport) -> dict[str, str]:
+    """Each published request body's store name, by request hash."""
+    return {hexdigest: f"{sha256(body)}.json" for hexdigest, body in run.analysis.run.requests.items()}

@@ -1,0 +1,69 @@
+"""site/store/: the files every version shares, each named by its content's sha256.
+
+Raw artifacts, renders, request bodies, call sheets and packs are the bulk of a report,
+and most of them are the same from one version to the next. Each is written once, beside
+the versions, under the name ``<sha256>.<ext>``; a version lists the ones it uses, with
+their hashes, in its manifest. A store file is never changed or removed by a build: the
+name says what its content is, so an older version that uses it keeps working, and a
+reader can check any store file with ``sha256sum`` alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from pathlib import Path
+
+STORE = "store"  # the folder's name, beside the versions
+
+# A version's pages reach the store from its root as "../store/".
+FROM_VERSION_ROOT = f"../{STORE}/"
+
+
+def store_name(data: bytes, ext: str) -> str:
+    return f"{hashlib.sha256(data).hexdigest()}.{ext}"
+
+
+def store_folder(out: Path) -> Path:
+    return out / STORE
+
+
+def put(folder: Path, name: str, data: bytes) -> tuple[int, int, int]:
+    """Make ``folder/name`` hold ``data`` (named by its hash), writing only when it is
+    missing or has the wrong size; its size, modification and change times.
+
+    The file appears whole or not at all: written beside its place, then linked in, so a
+    reader or a second build never sees half of it. A file already there with the right
+    size is left untouched: its name is its content's hash, so rewriting it could only
+    write the same bytes (a corrupted one is what ``verify`` reports)."""
+    path = os.path.join(folder, name)
+    try:
+        st = os.stat(path)
+        if st.st_size == len(data):
+            return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+    except FileNotFoundError:
+        os.makedirs(folder, exist_ok=True)
+    # Created as any file the build writes (0666 less the umask), not mkstemp's 0600: a
+    # web server must be able to read it.
+    tmp = os.path.join(folder, f".{name[:16]}.{os.getpid()}.{secrets.token_hex(4)}")
+    try:
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666),
+                  "wb") as handle:
+            handle.write(data)
+        # replace, not link: a file of the wrong size (an interrupted copy, a damaged
+        # disk) is mended with the only content its name allows.
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def present(folder: Path, name: str, size: int) -> bool:
+    """Whether the store holds ``name`` with the size a build recorded for it."""
+    try:
+        return os.stat(os.path.join(folder, name)).st_size == size
+    except OSError:
+        return False
