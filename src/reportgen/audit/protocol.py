@@ -49,9 +49,12 @@ def _formal_first(run: ValidatedRun) -> list[Call]:
 
 def _plan(run: ValidatedRun, _) -> Iterable[Finding]:
     contract = run.contract
-    calls = _formal_first(run)
+    by_service: dict[str, list[Call]] = defaultdict(list)  # once, not once per service
+    for c in _formal_first(run):
+        if not c.excluded:
+            by_service[c.service].append(c)
     for service, planned in contract.planned_calls.items():
-        mine = [c for c in calls if c.service == service and not c.excluded]
+        mine = by_service[service]
         n = len(mine)
         if n < planned:
             yield Finding("calls-missing", "warning", run.log.file, 0, "service",
@@ -229,18 +232,23 @@ def _same_request_groups(counted: Mapping[str, Call], keys: Mapping[str, str]) -
 
 def _identical_findings(run: ValidatedRun, groups: list[list[Call]], what: str, why: str) -> Iterable[Finding]:
     repeated: dict[str, list[list[Call]]] = defaultdict(list)
+    n_own: Counter[str] = Counter()  # each service's calls in its groups
+    shared: set[str] = set()  # services in a group with another service's calls
     for calls in groups:
-        for service in sorted({c.service for c in calls}):
+        services = Counter(c.service for c in calls)
+        for service in sorted(services):
             repeated[service].append(calls)
+            n_own[service] += services[service]
+        if len(services) > 1:
+            shared.update(services)
     for service, mine in sorted(repeated.items()):
         mine.sort(key=lambda g: g[0].line)
         first = mine[0]
-        n_own = sum(1 for g in mine for c in g if c.service == service)
         # Another service's call with the same output is a shared cache, not a new draw either.
-        shared = ", some shared with other services" if any(c.service != service for g in mine for c in g) else ""
+        also = ", some shared with other services" if service in shared else ""
         example = ", ".join(c.call_id for c in first[:5]) + (", ..." if len(first) > 5 else "")
         yield Finding("identical-outputs", "warning", run.log.file, first[1].line, "artifact_path",
-                      f"{service}: {n_own} calls in {len(mine)} groups got {what} to the same request{shared} "
+                      f"{service}: {n_own[service]} calls in {len(mine)} groups got {what} to the same request{also} "
                       f"(for example {example}) but are counted as independent draws{why}", (service,))
 
 

@@ -19,24 +19,25 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
     out: dict[str, CallArtifacts] = {}
     root = run.folder.resolve()
     listed = run.files
-    below = _files_by_folder(listed.data) if listed is not None else {}
+    names = sorted(listed.data) if listed is not None else []
     for call in run.calls:
         if not call.artifact_path:
             continue
         rel = os.path.normpath(call.artifact_path)
         if listed is not None and rel in listed.data:
-            named = [(os.path.basename(rel), listed.data[rel])]
+            named = [(os.path.basename(rel), listed.data[rel], listed.sha256[rel])]
         elif listed is not None and rel in listed.dirs and not _link_below(listed.links, rel):
-            named = [(name[len(rel) + 1:], listed.data[name]) for name in below.get(rel, ())]
+            named = [(name[len(rel) + 1:], listed.data[name], listed.sha256[name]) for name in _below(names, rel)]
         else:
             target = os.path.join(run.folder, rel)
             paths = [(os.path.basename(target), target)] if os.path.isfile(target) else _files_below(target, root)
             named = []
             for name, path in paths:
                 with open(path, "rb") as handle:
-                    named.append((name, handle.read()))
-        files = [Artifact(name, sha256(data), data, _kind(name)) for name, data in named]
-        if not any(a.kind == "svg" for a in files):
+                    data = handle.read()
+                named.append((name, data, sha256(data)))
+        files = [Artifact(name, digest, data, _kind(name)) for name, data, digest in named]
+        if "svg" not in {a.kind for a in files}:
             response = next((a for a in files if a.kind == "response"), None)
             span = next(svg_spans(response.data), None) if response else None
             if span:
@@ -53,14 +54,13 @@ def svg_files(files: RunFiles) -> dict[str, bytes]:
     return {sha256(data): data for rel, data in files.data.items() if _kind(rel) == "svg"}
 
 
-def _files_by_folder(data: Mapping[str, bytes]) -> dict[str, list[str]]:
-    """Each folder -> the files below it, at any depth, in sorted-Path order."""
-    below: dict[str, list[str]] = {}
-    for rel in data:
-        parts = rel.split("/")
-        for depth in range(1, len(parts)):
-            below.setdefault("/".join(parts[:depth]), []).append(rel)
-    return below
+def _below(names: list[str], folder: str) -> list[str]:
+    """The files below ``folder``, at any depth, in sorted-Path order; ``names`` is every
+    file's path, sorted as strings (so those below a folder are next to each other)."""
+    prefix = folder + "/"
+    start = bisect.bisect_left(names, prefix)
+    end = bisect.bisect_left(names, folder + "0", start)  # "0" follows "/"
+    return sorted(names[start:end], key=lambda rel: rel.split("/"))
 
 
 def _link_below(links: tuple[str, ...], folder: str) -> bool:
@@ -86,10 +86,13 @@ def drawing_digests(artifacts: Mapping[str, CallArtifacts]) -> dict[str, str]:
     """Each call's drawing (its first SVG, given or extracted from the response) as
     ``drawing_digest``: a hash per call, so comparing drawings keeps no bytes."""
     out = {}
+    by_sha: dict[str, str] = {}  # calls drawn from a pool share their SVG: each digested once
     for call_id, bundle in artifacts.items():
         svg = bundle.first("svg")
         if svg is not None:
-            out[call_id] = drawing_digest(svg.data)
+            if svg.sha256 not in by_sha:
+                by_sha[svg.sha256] = drawing_digest(svg.data)
+            out[call_id] = by_sha[svg.sha256]
     return out
 
 

@@ -121,8 +121,8 @@ def _digest(source: Path, runs: list[tuple[str, RunFiles]]) -> str:
         rel = path.relative_to(source).as_posix()
         digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     for rel_folder, listed in runs:
-        for rel, data in listed.data.items():
-            digest.update(f"{rel_folder}/{rel}".encode() + b"\0" + hashlib.sha256(data).digest())
+        for rel, hexdigest in listed.sha256.items():
+            digest.update(f"{rel_folder}/{rel}".encode() + b"\0" + bytes.fromhex(hexdigest))
     return "sha256:" + digest.hexdigest()
 
 

@@ -37,6 +37,7 @@ class RunFiles:
     data: Mapping[str, bytes]  # path relative to the run folder -> bytes, in sorted-Path order
     dirs: frozenset[str]
     links: tuple[str, ...]  # sorted
+    sha256: Mapping[str, str]  # path -> sha256 of its bytes (hex): hashed once, for the digest and the artifacts
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 from scipy.special import gammaln
 from scipy.stats import norm
 
@@ -87,12 +88,14 @@ def newcombe_difference(
     )
 
 
-def _log_hypergeom(k: int, row1: int, row2: int, col1: int) -> float:
-    """log P(top-left cell = k) for a 2x2 table with the given margins."""
+def _log_hypergeom(k, row1: int, row2: int, col1: int):
+    """log P(top-left cell = k) for a 2x2 table with the given margins; ``k`` may be an
+    array of cells (one ufunc call per term, not one per cell: the same operations in
+    the same order, so the same floats)."""
     n = row1 + row2
 
-    def log_comb(a: int, b: int) -> float:
-        return float(gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1))
+    def log_comb(a, b):
+        return gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1)
 
     return log_comb(row1, k) + log_comb(row2, col1 - k) - log_comb(n, col1)
 
@@ -115,7 +118,7 @@ def fisher_exact(table) -> TestResult:
         return TestResult(1.0, odds_ratio, "odds_ratio", "fisher-exact",
                           assumptions=DIFFERENCE_ASSUMPTIONS, warnings=warnings, table=((a, b), (c, d)))
     k_min, k_max = max(0, col1 - row2), min(row1, col1)
-    logs = [_log_hypergeom(k, row1, row2, col1) for k in range(k_min, k_max + 1)]
+    logs = _log_hypergeom(np.arange(k_min, k_max + 1, dtype=float), row1, row2, col1).tolist()
     observed = logs[a - k_min]
     # Tables "no more likely" than the observed one, with R's relative tolerance
     # so that ties in exact arithmetic are not lost to rounding.
