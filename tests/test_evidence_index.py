@@ -8,7 +8,7 @@ import hashlib
 import random
 from types import SimpleNamespace
 
-from reportgen.render.pages import evidence_index
+from reportgen.render.evidence import evidence_index
 
 
 def direct(claims, calls):

@@ -117,7 +117,9 @@ def build(ctx: click.Context, source: Path, out: Path, version_label: str | None
                    f"nothing written, in {summary.seconds:.1f} s")
         return
     click.echo(f"built {summary.folder}: {summary.n_calls} calls, {summary.n_claims} claims, "
-               f"{summary.n_pages} pages, {summary.n_drawings} drawings ({summary.n_renders} distinct, "
+               f"{summary.n_pages} pages and {summary.n_sheets} sheets of calls "
+               f"({summary.n_sheets_written} written, {summary.n_sheets - summary.n_sheets_written} shared with "
+               f"earlier builds), {summary.n_drawings} drawings ({summary.n_renders} distinct, "
                f"{summary.n_renders - summary.n_renders_reused} rendered, {summary.n_renders_reused} reused"
                f"{failures}){warnings}, in {summary.seconds:.1f} s")
 

@@ -42,6 +42,7 @@ class Remembered:
 
     n_calls: int
     n_pages: int
+    n_sheets: int
     n_drawings: int
     n_renders: int
     n_render_failures: int

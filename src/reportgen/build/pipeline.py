@@ -44,6 +44,8 @@ class BuildSummary:
     n_renders: int  # distinct SVGs rendered
     n_render_failures: int
     n_renders_reused: int
+    n_sheets: int  # sheets of calls the version links (pages of the store)
+    n_sheets_written: int  # of those, the ones this build rendered (the others were there)
     n_claims: int
     n_warnings: int
     seconds: float
@@ -99,11 +101,12 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
     check.remember_sheets(sheets.earlier, sheets.now)
     remembered = _remembered(report, written.hashes, len(sheets.now))
     check.remember(report.runs, remembered, written.stats, written.store_stats)
+    n_sheets = (len(sheets.now), sheets.written)
     label = validated.config.version
     write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
                      progress)
     reused = sum(1 for run in report.runs for sha in run.renders if sha in render_cache.hit_shas)
-    return _summary(remembered, label, folder, reused, time.perf_counter() - started)
+    return _summary(remembered, label, folder, reused, time.perf_counter() - started, *n_sheets)
 
 
 def _load(source: Path, snapshot: SourceSnapshot | None, version: str | None) -> ValidatedSource:
@@ -152,7 +155,7 @@ def _remembered(report: Report, hashes, n_sheets: int) -> Remembered:
     renders = [r for run in report.runs for r in run.renders.values()]
     return Remembered(
         n_calls=sum(len(r.analysis.run.calls) for r in report.runs),
-        n_pages=sum(1 for p in hashes if p.endswith(".html")) + n_sheets,
+        n_pages=sum(1 for p in hashes if p.endswith(".html")), n_sheets=n_sheets,
         n_drawings=sum(1 for run in report.runs for b in run.artifacts.values() if b.first("svg")),
         n_renders=len(renders), n_render_failures=sum(1 for r in renders if r.png is None),
         n_claims=len(report.claims), n_warnings=sum(len(r.findings) for r in report.runs),
@@ -170,12 +173,15 @@ def _up_to_date(check: IncrementalCheck, snapshot: SourceSnapshot, source: Path,
     progress.stage(f"{out / label} was built from these same inputs and is unchanged: nothing to write")
     remove_leftovers(out, label)
     write_site_files(out, source, snapshot.config, label, snapshot.digest, remembered.built_at, out / label, progress)
-    return dataclasses.replace(_summary(remembered, label, out / label, remembered.n_renders, 0.0), up_to_date=True)
+    summary = _summary(remembered, label, out / label, remembered.n_renders, 0.0, remembered.n_sheets, 0)
+    return dataclasses.replace(summary, up_to_date=True)
 
 
-def _summary(remembered: Remembered, label: str, folder: Path, reused: int, seconds: float) -> BuildSummary:
+def _summary(remembered: Remembered, label: str, folder: Path, reused: int, seconds: float, n_sheets: int,
+             n_sheets_written: int) -> BuildSummary:
     fields = {k: v for k, v in remembered.__dict__.items() if k != "built_at"}
-    return BuildSummary(version=label, folder=folder, n_renders_reused=reused, seconds=seconds, **fields)
+    return BuildSummary(version=label, folder=folder, n_renders_reused=reused, seconds=seconds,
+                        n_sheets_written=n_sheets_written, **fields)
 
 
 def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Progress,

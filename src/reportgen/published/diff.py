@@ -120,15 +120,35 @@ def _call_changes(where: str, a: Call, b: Call) -> list[Change]:
 
 
 def _artifact_changes(old: PublishedVersion, new: PublishedVersion) -> list[Change]:
+    """Artifacts of calls both versions hold, compared name by name. A call whose sheet's
+    pack is the same file in both versions has the same artifacts: only the packs that
+    differ are read (a reviewer's corrections to grades touch none)."""
     out = []
-    for rid in sorted(set(old.artifacts) | set(new.artifacts)):
-        a_calls, b_calls = old.artifacts.get(rid, {}), new.artifacts.get(rid, {})
-        for call_id in sorted(set(a_calls) & set(b_calls)):
+    for rid in sorted(set(old.runs) | set(new.runs)):
+        a_packs, b_packs = _pack_of(old, rid), _pack_of(new, rid)
+        differ = {c for c in set(a_packs) & set(b_packs) if a_packs[c] != b_packs[c]}
+        a_calls, b_calls = _artifacts_of(old, rid, differ, a_packs), _artifacts_of(new, rid, differ, b_packs)
+        for call_id in sorted(differ):
             a_files = {e["name"]: e["sha256"] for e in a_calls[call_id]}
             b_files = {e["name"]: e["sha256"] for e in b_calls[call_id]}
             for name in sorted(set(a_files) | set(b_files)):
                 if a_files.get(name) != b_files.get(name):
                     out.append(Change(f"{rid}/{call_id}", name, a_files.get(name), b_files.get(name)))
+    return out
+
+
+def _pack_of(version: PublishedVersion, rid: str) -> dict[str, str | None]:
+    run = version.runs.get(rid)
+    return {call_id: sheet.get("pack") for sheet in (run.sheets if run else ()) for call_id in sheet.get("calls", ())}
+
+
+def _artifacts_of(version: PublishedVersion, rid: str, calls: set[str],
+                  packs: dict[str, str | None]) -> dict[str, list[dict[str, Any]]]:
+    """The artifacts of ``calls`` (none for a call whose sheet has no pack)."""
+    out: dict[str, list[dict[str, Any]]] = {call_id: [] for call_id in calls}
+    for name in sorted({packs[c] for c in calls if packs[c]}):
+        index = version.pack(name)[0]["calls"]
+        out.update((call_id, entries) for call_id, entries in index.items() if call_id in calls)
     return out
 
 

@@ -21,6 +21,7 @@ import tarfile
 import zlib
 from typing import Iterable, Mapping
 
+from reportgen.model.artifacts import CallArtifacts
 from reportgen.render.sheets import Sheet
 
 PACK_SCHEMA = "reportgen.pack/1"
@@ -33,13 +34,16 @@ def pack_index(sheet: Sheet) -> dict:
                       for entry in sheet.calls if entry.files}}
 
 
-def make_pack(sheet: Sheet) -> bytes | None:
-    """The sheet's pack, or None when none of its calls has an artifact."""
+def make_pack(sheet: Sheet, artifacts: Mapping[str, CallArtifacts]) -> bytes | None:
+    """The sheet's pack, or None when none of its calls has an artifact; ``artifacts``:
+    the run's, by call id (the bytes the sheet's records name)."""
     if not any(entry.files for entry in sheet.calls):
         return None
     members: dict[str, bytes] = {}
     for entry in sheet.calls:
-        by_sha = {a.sha256: a.data for a in entry.raw}
+        if not entry.files:
+            continue
+        by_sha = {a.sha256: a.data for a in artifacts[entry.call.call_id].files}
         for f in entry.files:
             if f.packed:
                 members.setdefault(f.file, by_sha[f.sha256])

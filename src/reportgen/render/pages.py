@@ -7,8 +7,6 @@ works from file://, from a server root and under a sub-path.
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import json
 from functools import partial
 from typing import Callable, Mapping, Sequence
@@ -18,13 +16,14 @@ from markupsafe import Markup
 
 from reportgen import __version__
 from reportgen.audit.redaction import redactions_json
-from reportgen.claims.claim import RESULTS_SCHEMA, Claim
+from reportgen.claims.claim import RESULTS_SCHEMA
 from reportgen.model.findings import Finding
+from reportgen.render.evidence import EVIDENCE_PREVIEW, evidence_index, sheet_shares
 from reportgen.render.report import Report, RunReport
 from reportgen.render.theme import theme_environment, theme_static
 from reportgen.render.shared import RunSheets, SheetsMade, VersionOutput, write_shared
 from reportgen.render.sheets import request_names
-from reportgen.render.views import CallView, run_view
+from reportgen.render.views import run_view
 
 ARTIFACTS_SCHEMA = "reportgen.artifacts/3"
 
@@ -85,10 +84,11 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
                              partial(artifacts_json, run, shared[rid])))
     for rendered in report.pages:
         page(f"pages/{rendered.page.name}.html", "page.html", narrative=rendered)
+    by_id = {v.id: v for v in views}
     for key, (run_id, service, ids) in evidence_sets.items():
         tasks.append(partial(page, f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id,
-                             service=service, entries=[calls[(run_id, i)] for i in ids],
-                             with_thumbs=len(ids) <= EVIDENCE_THUMBS))
+                             service=service, n_calls=len(ids),
+                             **sheet_shares(by_id[run_id], service, [calls[(run_id, i)] for i in ids])))
     large.append(partial(page, "claims.html", "claims.html", claim_list=report.claims, calls=calls,
                          claim_evidence=claim_evidence, preview=EVIDENCE_PREVIEW))
     large.append(partial(_emit_made, out, "data/results.json", partial(results_json, report)))
@@ -98,52 +98,6 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
 
 def _emit_made(out: VersionOutput, path: str, make: Callable[[], bytes]) -> None:
     out.add(path, make())
-
-
-EVIDENCE_PREVIEW = 6  # thumbnails shown with each claim on claims.html
-EVIDENCE_THUMBS = 200  # an evidence page this long or shorter shows thumbnails
-
-
-def evidence_index(claims: Sequence[Claim], calls: Mapping[tuple[str, str], CallView]) -> tuple[dict, dict]:
-    """Evidence lists, each written once however many claims share it, and each claim's
-    links to them.
-
-    A claim's evidence is split by service; each (run, service, call ids) set gets one
-    page under evidence/, named by a hash of its members, and claims link to those
-    pages. A leaderboard's comparisons reuse the pages of the two services' rates, so
-    the site grows with the number of calls, not with calls times claims."""
-    service_of: dict[str, dict[str, str]] = {}
-    for (run_id, call_id), view in calls.items():
-        service_of.setdefault(run_id, {})[call_id] = view.call.service
-    sets: dict[str, tuple[str, str, tuple[str, ...]]] = {}
-    by_claim: dict[str, list[tuple[str, int, str]]] = {}
-    made: dict[tuple[str, tuple[str, ...]], tuple[list[tuple[str, int, str]], list[str]]] = {}
-    for claim in claims:
-        # Many claims share one evidence list (a service's rate, its comparisons).
-        known = made.get((claim.experiment, claim.evidence))
-        if known is None:
-            links, keys = [], []
-            for service, ids in _by_service(claim.evidence, service_of.get(claim.experiment, {})).items():
-                key = hashlib.sha256("\x1f".join((claim.experiment, service, *ids)).encode()).hexdigest()[:16]
-                sets.setdefault(key, (claim.experiment, service, tuple(ids)))
-                links.append((service, len(ids), f"evidence/{claim.experiment}/{key}.html"))
-                keys.append(key)
-            known = made[(claim.experiment, claim.evidence)] = (links, keys)
-        by_claim[claim.id] = known[0]
-    return sets, by_claim
-
-
-def _by_service(evidence: tuple[str, ...], service_of: Mapping[str, str]) -> dict[str, list[str]]:
-    """Call ids grouped by service, in order of first appearance; an id that names no
-    call goes under "". Evidence comes in runs of one service: sliced run by run."""
-    services = list(map(service_of.get, evidence))
-    groups: dict[str, list[str]] = {}
-    start = 0
-    for service, run in itertools.groupby(services):
-        end = start + len(list(run))
-        groups.setdefault(service or "", []).extend(evidence[start:end])
-        start = end
-    return groups
 
 
 def results_json(report: Report) -> bytes:

@@ -18,7 +18,17 @@ import jinja2
 from reportgen.model.artifacts import sha256
 from reportgen.render.packs import make_pack
 from reportgen.render.report import Report, RunReport
-from reportgen.render.sheets import Sheet, plan_sheets, request_names, sheet_hrefs, sheet_key, shown_texts
+from reportgen.model.artifacts import CallArtifacts
+from reportgen.render.sheets import (
+    Sheet,
+    SheetCall,
+    ShownText,
+    plan_sheets,
+    request_names,
+    sheet_hrefs,
+    sheet_key,
+    shown_texts,
+)
 
 FROM_ROOT = "../store/"  # the store, from a version's root folder
 
@@ -46,6 +56,7 @@ class SheetsMade:
     def __init__(self, earlier: Mapping[str, list] | None = None) -> None:
         self.earlier = dict(earlier or {})
         self.now: dict[str, list] = {}
+        self.written = 0  # sheets this build rendered (the others were in the store already)
 
     def get(self, key: str) -> list | None:
         return self.now.get(key) or self.earlier.get(key)
@@ -75,9 +86,10 @@ def write_shared(report: Report, env: jinja2.Environment, out: VersionOutput, st
                 out.note(f"sheet:{key}", made)
                 tick()
             else:
-                jobs.append(partial(_write_sheet, template, out, key, sheet, tick))
+                jobs.append(partial(_write_sheet, template, out, key, sheet, run.artifacts, tick))
         planned[run.analysis.run.contract.id] = (sheets, keys)
     out.run_tasks(jobs)
+    known.written += len(jobs)
     result = {}
     for rid, (sheets, keys) in planned.items():
         made = [list(out.notes[f"sheet:{key}"]) for key in keys]
@@ -97,10 +109,14 @@ class RunSheets:
 
 
 def _write_sheet(template: jinja2.Template, out: VersionOutput, key: str, sheet: Sheet,
-                 tick: Callable[[], None]) -> None:
-    pack = make_pack(sheet)
+                 artifacts: Mapping[str, CallArtifacts], tick: Callable[[], None]) -> None:
+    pack = make_pack(sheet, artifacts)
     pack_name = out.share(store_name(pack, "tar.gz"), pack) if pack is not None else None
-    html = template.render(s=sheet, pack=pack_name, shown=shown_texts).encode("utf-8")
+
+    def shown(entry: SheetCall) -> dict[str, ShownText]:
+        return shown_texts(entry, artifacts.get(entry.call.call_id))
+
+    html = template.render(s=sheet, pack=pack_name, shown=shown).encode("utf-8")
     page = out.share(store_name(html, "html"), html)
     out.note(f"sheet:{key}", [page, len(html), pack_name, len(pack) if pack is not None else 0])
     tick()
@@ -111,7 +127,8 @@ def _share_own_files(run: RunReport, sheets: Sequence[Sheet], out: VersionOutput
     published as text under their sha256, and each drawing's PNG and sanitized copy."""
     for sheet in sheets:
         for entry in sheet.calls:
-            by_sha = {a.sha256: a for a in entry.raw}
+            bundle = run.artifacts.get(entry.call.call_id)
+            by_sha = {a.sha256: a for a in bundle.files} if bundle else {}
             for f in entry.files:
                 if not f.packed:
                     out.share(f.file, by_sha[f.sha256].data)

@@ -51,6 +51,7 @@ class SheetLink:
     first: int
     last: int
     href: str
+    calls: tuple[str, ...]  # the ids of its calls, in order
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ class RunView:
     charts: tuple[Chart, ...]
     claims: Mapping[ClaimKey, Claim]
     pages: Mapping[str, str]  # each call's place on its sheet, from the version root, by call id
+    by_id: Mapping[str, CallView]
 
     def page(self, call_id: str) -> str:
         return self.pages[call_id]
@@ -132,7 +134,8 @@ def run_view(run: RunReport, shared: RunSheets) -> RunView:
     touching = _findings_by_service(run)
     sheets: dict[str, list[SheetLink]] = {}
     for sheet, name in zip(shared.sheets, shared.pages):
-        sheets.setdefault(sheet.service, []).append(SheetLink(sheet.first, sheet.last, FROM_ROOT + name))
+        sheets.setdefault(sheet.service, []).append(
+            SheetLink(sheet.first, sheet.last, FROM_ROOT + name, tuple(e.call.call_id for e in sheet.calls)))
     services = tuple(ServiceView(s.id, s, analysis.overall.service(s.id), tuple(by_service.get(s.id, ())),
                                  touching.get(s.id, ()), tuple(sheets.get(s.id, ())))
                      for s in contract.services)
@@ -141,6 +144,7 @@ def run_view(run: RunReport, shared: RunSheets) -> RunView:
         settings=run.settings, contract_text=contract.text, log_name=vr.log.name,
         log_unit="row" if vr.log.name.endswith(".parquet") else "line", renderer=run.settings.short(),
         findings=run.findings, charts=run.charts, claims={c.key: c for c in run.claims}, pages=pages,
+        by_id={v.call.call_id: v for v in calls},
     )
 
 
