@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from reportgen.load.calllog import searchable_text
-from reportgen.model.artifacts import CallArtifacts
+from reportgen.model.artifacts import Artifact, CallArtifacts
 from reportgen.model.findings import Finding
 from reportgen.model.source import ValidatedRun
 
@@ -98,18 +98,31 @@ def scan_files(files: Iterable[tuple[str, bytes]]) -> list[Credential]:
     return found
 
 
-def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts]) -> tuple[Finding, ...]:
+def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts],
+                        clean: set[str] | None = None) -> tuple[Finding, ...]:
+    """Every credential in the run's log, contract, requests and artifacts. ``clean``: the
+    sha256 of artifact contents known to hold none (scanned by this same code before);
+    they are not scanned again, and the contents found clean now are added to it."""
     # A Parquet log is binary (maybe compressed): its values are scanned, row by row.
     files = [(run.log.file, searchable_text(run.log)), (f"{run.rel_folder}/run.toml", run.contract.text.encode("utf-8"))]
     files += [(f"{run.rel_folder}/requests/{hexdigest}.json", data) for hexdigest, data in sorted(run.requests.items())]
-    paths = {c.call_id: c.artifact_path for c in run.calls}
-    names = {cid: os.path.basename(os.path.normpath(path)) for cid, path in paths.items()}
-    files += [(f"{run.rel_folder}/{paths[cid]}" + ("" if a.name == names[cid] else f"/{a.name}"), a.data)
-              for cid, bundle in sorted(artifacts.items()) for a in bundle.files if a.derived is None]
+    known = clean if clean is not None else set()
+    own = [(cid, a) for cid, bundle in sorted(artifacts.items()) for a in bundle.files
+           if a.derived is None and a.sha256 not in known]
+    named: list[tuple[str, Artifact]] = []
+    if own:
+        paths = {c.call_id: c.artifact_path for c in run.calls}
+        names = {cid: os.path.basename(os.path.normpath(path)) for cid, path in paths.items()}
+        named = [(f"{run.rel_folder}/{paths[cid]}" + ("" if a.name == names[cid] else f"/{a.name}"), a)
+                 for cid, a in own]
+    found = scan_files(files + [(name, a.data) for name, a in named])
+    if clean is not None:
+        dirty = {c.file for c in found}
+        clean.update(a.sha256 for name, a in named if name not in dirty)
     return tuple(
         Finding("credential", "error", c.file, c.line, "",
                 f"looks like a {c.kind}: remove it (and revoke it) before publishing; the build publishes "
                 "nothing while a credential is in its inputs (or use --redact to publish a redacted copy)",
                 id=f"{run.contract.id}.credential.{i}")
-        for i, c in enumerate(scan_files(files), 1)
+        for i, c in enumerate(found, 1)
     )

@@ -16,10 +16,12 @@ def audit_source(validated: ValidatedSource) -> list[AuditedRun]:
     return [audit_with_artifacts(run, collect_artifacts(run)) for run in validated.runs]
 
 
-def audit_with_artifacts(run: ValidatedRun, artifacts: dict[str, CallArtifacts]) -> AuditedRun:
-    """The run checked against its contract, and its inputs for credentials."""
+def audit_with_artifacts(run: ValidatedRun, artifacts: dict[str, CallArtifacts],
+                         clean: set[str] | None = None) -> AuditedRun:
+    """The run checked against its contract, and its inputs for credentials (``clean``:
+    see ``credential_findings``)."""
     findings = (audit_run(run, artifact_hashes(artifacts), drawing_digests(artifacts))
-                + credential_findings(run, artifacts))
+                + credential_findings(run, artifacts, clean))
     return AuditedRun(run, artifacts, findings)
 
 

@@ -214,6 +214,30 @@ def save_sheets(cache: Path | None, earlier: Mapping[str, list], now: Mapping[st
     os.replace(tmp, path)
 
 
+def load_clean(cache: Path | None, code: str) -> set[str] | None:
+    """The sha256 of the artifact contents an earlier build found free of credentials,
+    with this same code (a changed pattern scans everything again); None without a cache."""
+    if cache is None:
+        return None
+    try:
+        return set((cache / "clean" / f"{code}.txt").read_text("ascii").split())
+    except (OSError, ValueError):
+        return set()
+
+
+def save_clean(cache: Path | None, code: str, clean: set[str]) -> None:
+    if cache is None:
+        return
+    folder = cache / "clean"
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.txt"):  # another code's list is never read again
+        if stale.name != f"{code}.txt":
+            stale.unlink(missing_ok=True)
+    tmp = folder / f".{code}.{os.getpid()}"
+    tmp.write_text("\n".join(sorted(clean)), "ascii")
+    os.replace(tmp, folder / f"{code}.txt")
+
+
 @dataclass(frozen=True)
 class IncrementalCheck:
     """The one door the pipeline goes through for incremental builds: is the version
@@ -251,6 +275,14 @@ class IncrementalCheck:
 
     def remember_sheets(self, earlier: Mapping[str, list], now: Mapping[str, list]) -> None:
         save_sheets(self.cache, earlier, now)
+
+    def clean_contents(self) -> set[str] | None:
+        """Artifact contents known to hold no credential (see ``load_clean``)."""
+        return load_clean(self.cache, self.code)
+
+    def remember_clean(self, clean: set[str] | None) -> None:
+        if clean is not None:
+            save_clean(self.cache, self.code, clean)
 
 
 NO_CHECK = IncrementalCheck(None, None, None)

@@ -91,7 +91,9 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
             renders.start_early(snapshot, source)
         validated = _load(source, snapshot, version)
         del snapshot
-        audited = _audit(validated, renders, redact, progress)
+        clean = check.clean_contents()
+        audited = _audit(validated, renders, redact, progress, clean)
+        check.remember_clean(clean)
         report = _analyse(validated, audited, progress, renders)
     gc.freeze()
     progress.stage(f"rendered {render_cache.misses} distinct SVGs, reused {render_cache.hits}")
@@ -104,7 +106,7 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
     n_sheets = (len(sheets.now), sheets.written)
     label = validated.config.version
     write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
-                     progress)
+                     progress, None if redact else validated)
     reused = sum(1 for run in report.runs for sha in run.renders if sha in render_cache.hit_shas)
     return _summary(remembered, label, folder, reused, time.perf_counter() - started, *n_sheets)
 
@@ -118,14 +120,14 @@ def _load(source: Path, snapshot: SourceSnapshot | None, version: str | None) ->
 
 
 def _audit(validated: ValidatedSource, renders: BackgroundRenders, redact: bool,
-           progress: Progress) -> list[AuditedRun]:
+           progress: Progress, clean: set[str] | None) -> list[AuditedRun]:
     progress.stage("auditing the run against its contract")
     audited = []
     for run in validated.runs:
         artifacts = collect_artifacts(run)
         if not redact:  # the drawings a run needs, rendered while it is audited and analysed
             renders.start(run, artifacts)
-        audited.append(audit_with_artifacts(run, artifacts))
+        audited.append(audit_with_artifacts(run, artifacts, clean))
     gc.freeze()
     if redact:  # with --redact, the redacted copies are what is drawn
         audited = [redact_audited(a) for a in audited]

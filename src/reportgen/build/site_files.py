@@ -7,24 +7,27 @@ from pathlib import Path
 
 from reportgen.build.progress import Progress
 from reportgen.model.config import SiteConfig
+from reportgen.model.source import ValidatedSource
 from reportgen.published.diff import diff_versions
 from reportgen.render.theme import theme_environment
 from reportgen.write.version import VersionEntry, write_diff_page, write_site_index
 
 
 def write_site_files(out: Path, root: Path, config: SiteConfig, label: str, digest: str, built_at: str,
-                      folder: Path, progress: Progress) -> None:
-    """The files beside the versions: versions.json, index.html, 404.html, the changes page."""
+                     folder: Path, progress: Progress, source: ValidatedSource | None = None) -> None:
+    """The files beside the versions: versions.json, index.html, 404.html, the changes
+    page (``source``: what ``folder`` was built from, when it publishes it unchanged)."""
     env = theme_environment(root, config.theme)
     write_site_index(out, VersionEntry(label, config.title, built_at, digest), env, config.base_url)
-    write_previous_diff(out, config.previous, folder, env, progress)
+    write_previous_diff(out, config.previous, folder, env, progress, source)
 
 
-def write_previous_diff(out: Path, previous: str | None, folder: Path, env, progress: Progress) -> None:
+def write_previous_diff(out: Path, previous: str | None, folder: Path, env, progress: Progress,
+                        source: ValidatedSource | None = None) -> None:
     if previous and (out / previous / "manifest.json").is_file():
         progress.stage(f"comparing with {previous}")
         try:
-            write_diff_page(out, diff_versions(out / previous, folder), env)
+            write_diff_page(out, diff_versions(out / previous, folder, source), env)
         except Exception as exc:  # the new version is complete and published either way
             progress.stage(f"warning: the page of changes since {previous} was not written: {exc}")
     elif previous:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.model.calls import Call
+from reportgen.model.source import ValidatedSource
 from reportgen.published.compare import compare_claim
 from reportgen.published.read import PublishedVersion, load_embedded_source, read_version
 
@@ -46,9 +47,12 @@ class VersionDiff:
                         self.claims_removed, self.claims_changed))
 
 
-def diff_versions(old_folder: Path, new_folder: Path) -> VersionDiff:
+def diff_versions(old_folder: Path, new_folder: Path, new_source: ValidatedSource | None = None) -> VersionDiff:
+    """``new_source``: the inputs ``new_folder`` was just built from, when the build
+    publishes them as they are (no --redact), so they need not be read back."""
     old, new = read_version(old_folder), read_version(new_folder)
-    old_source, new_source = load_embedded_source(old), load_embedded_source(new)
+    old_source = load_embedded_source(old)
+    new_source = new_source or load_embedded_source(new)
     old_runs = {r.contract.id: r for r in old_source.runs}
     new_runs = {r.contract.id: r for r in new_source.runs}
     contract: list[Change] = []

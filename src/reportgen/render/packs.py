@@ -51,18 +51,26 @@ def make_pack(sheet: Sheet, artifacts: Mapping[str, CallArtifacts]) -> bytes | N
     return tar_gz([(INDEX, index.encode("utf-8")), *sorted(members.items())])
 
 
+COMPRESS_LEVEL = 3  # a third faster than gzip's default, for a fifth more bytes
+
+
 def tar_gz(members: Iterable[tuple[str, bytes]]) -> bytes:
-    buffer = io.BytesIO()
+    """A ustar archive of ``members``, gzipped: each member's header as tarfile writes it,
+    its data padded to 512 bytes, two zero blocks at the end (what TarFile.addfile and
+    close write, without a file object per member: 2,000 packs of 50 files each)."""
+    parts = []
+    for name, data in members:
+        info = tarfile.TarInfo(name)
+        info.size, info.mtime, info.mode = len(data), 0, 0o644
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        parts += [info.tobuf(tarfile.USTAR_FORMAT, tarfile.ENCODING, "surrogateescape"), data,
+                  b"\0" * (-len(data) % tarfile.BLOCKSIZE)]
+    parts.append(b"\0" * (2 * tarfile.BLOCKSIZE))
+    archive = b"".join(parts)
+    archive += b"\0" * (-len(archive) % tarfile.RECORDSIZE)
     # mtime=0 and no file name: the gzip header says nothing of when or where.
-    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, compresslevel=6) as packed:
-        with tarfile.open(fileobj=packed, mode="w", format=tarfile.USTAR_FORMAT) as tar:
-            for name, data in members:
-                info = tarfile.TarInfo(name)
-                info.size, info.mtime, info.mode = len(data), 0, 0o644
-                info.uid = info.gid = 0
-                info.uname = info.gname = ""
-                tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+    return gzip.compress(archive, compresslevel=COMPRESS_LEVEL, mtime=0)
 
 
 class PackError(ValueError):

@@ -135,7 +135,8 @@ def artifacts_json(run: RunReport, shared: RunSheets) -> bytes:
     each drawing's render, every name a file of the store; so verify and diff can follow
     them without parsing pages."""
     renders = {}
-    for sha in sorted({e.drawing for sheet in shared.sheets for e in sheet.calls if e.drawing}):
+    drawings = {svg.sha256 for bundle in run.artifacts.values() if (svg := bundle.first("svg")) is not None}
+    for sha in sorted(drawings):
         render = run.renders.get(sha)
         if render is not None:
             renders[sha] = {
@@ -143,8 +144,8 @@ def artifacts_json(run: RunReport, shared: RunSheets) -> bytes:
                 "sanitized_svg": f"{render.safe_svg_sha256}.svg" if render.safe_svg else None,
                 "notes": list(render.notes),
             }
-    sheets = [{"service": sheet.service, "page": page, "pack": pack, "calls": [e.call.call_id for e in sheet.calls]}
-              for sheet, page, pack in zip(shared.sheets, shared.pages, shared.packs)]
+    sheets = [{"service": place.service, "page": page, "pack": pack, "calls": [c.call_id for c in place.calls]}
+              for place, page, pack in zip(shared.places, shared.pages, shared.packs)]
     head = {"schema": ARTIFACTS_SCHEMA, "renderer": run.settings.describe(), "store": "../../../store/"}
     return json_lines(head, {"requests": dict(sorted(request_names(run).items())), "sheets": sheets,
                              "renders": renders})

@@ -22,8 +22,10 @@ from reportgen.model.artifacts import CallArtifacts
 from reportgen.render.sheets import (
     Sheet,
     SheetCall,
+    SheetPlace,
     ShownText,
-    plan_sheets,
+    make_sheet,
+    partition,
     request_names,
     sheet_hrefs,
     sheet_key,
@@ -66,50 +68,75 @@ def write_shared(report: Report, env: jinja2.Environment, out: VersionOutput, st
                  code_key: str, known: SheetsMade, tick: Callable[[], None]) -> dict[str, "RunSheets"]:
     """Write every store file of the version; for each run, its sheets, their names and
     each call's link from the version root. A sheet ``known`` holds, whose files are in
-    the store, is not made again; the sheets of this build are added to ``known.now``."""
+    the store, is not made again; the sheets of this build are added to ``known.now``.
+
+    Only the partition is made here: each sheet's record, key and files are made by its
+    own job, on every core (a board of 100,000 calls has 2,000 sheets to key, each time)."""
     # The theme's stylesheet and icon, for the sheets, which cannot reach a version's static/.
     css, icon = static["static/style.css"], static["static/favicon.svg"]
     theme = (out.share(store_name(css, "css"), css), out.share(store_name(icon, "svg"), icon))
     template = env.get_template("sheet.html")
-    planned: dict[str, tuple[list[Sheet], list[str]]] = {}
+    planned: dict[str, list[SheetPlace]] = {}
     jobs = []
     for run in report.runs:
+        rid = run.analysis.run.contract.id
         requests = request_names(run)
         for hexdigest, body in sorted(run.analysis.run.requests.items()):
             out.share(requests[hexdigest], body)
-        sheets = plan_sheets(run, theme, requests)
-        _share_own_files(run, sheets, out)
-        keys = [sheet_key(code_key, sheet) for sheet in sheets]
-        for key, sheet in zip(keys, sheets):
-            made = known.get(key)
-            if made and out.reuse(made[0], made[1]) and (made[2] is None or out.reuse(made[2], made[3])):
-                out.note(f"sheet:{key}", made)
-                tick()
-            else:
-                jobs.append(partial(_write_sheet, template, out, key, sheet, run.artifacts, tick))
-        planned[run.analysis.run.contract.id] = (sheets, keys)
+        planned[rid] = partition(run)
+        jobs += [partial(_sheet_job, _SheetJob(template, out, run, theme, requests, code_key, known, tick),
+                         f"{rid}:{i}", place) for i, place in enumerate(planned[rid])]
     out.run_tasks(jobs)
-    known.written += len(jobs)
     result = {}
-    for rid, (sheets, keys) in planned.items():
-        made = [list(out.notes[f"sheet:{key}"]) for key in keys]
-        known.now.update(zip(keys, made))
-        names = tuple(m[0] for m in made)
-        result[rid] = RunSheets(tuple(sheets), names, tuple(m[2] for m in made),
-                                sheet_hrefs(sheets, dict(enumerate(names)), FROM_ROOT))
+    for rid, places in planned.items():
+        notes = [out.notes[f"sheet:{rid}:{i}"] for i in range(len(places))]
+        known.now.update((key, list(made)) for key, made, _ in notes)
+        known.written += sum(1 for _, _, written in notes if written)
+        names = tuple(made[0] for _, made, _ in notes)
+        result[rid] = RunSheets(tuple(places), names, tuple(made[2] for _, made, _ in notes),
+                                sheet_hrefs(places, names, FROM_ROOT))
     return result
 
 
 @dataclass(frozen=True)
 class RunSheets:
-    sheets: tuple[Sheet, ...]
+    places: tuple[SheetPlace, ...]
     pages: tuple[str, ...]  # each sheet's name in the store
     packs: tuple[str | None, ...]  # each sheet's pack, None when its calls have no artifact
     hrefs: Mapping[str, str]  # each call's link from the version root, by call id
 
 
-def _write_sheet(template: jinja2.Template, out: VersionOutput, key: str, sheet: Sheet,
-                 artifacts: Mapping[str, CallArtifacts], tick: Callable[[], None]) -> None:
+@dataclass(frozen=True)
+class _SheetJob:
+    """What every sheet job of a run shares."""
+
+    template: jinja2.Template
+    out: VersionOutput
+    run: RunReport
+    theme: tuple[str, str]
+    requests: Mapping[str, str]
+    code_key: str
+    known: SheetsMade
+    tick: Callable[[], None]
+
+
+def _sheet_job(job: _SheetJob, tag: str, place: SheetPlace) -> None:
+    """One sheet: its record and key; its files, unless the store has them from the sheet
+    of the same key; noted as [key, [page, size, pack, size], written]."""
+    sheet = make_sheet(job.run, place, job.theme, job.requests)
+    key = sheet_key(job.code_key, sheet)
+    out = job.out
+    _share_own_files(job.run, sheet, out)
+    made = job.known.get(key)
+    written = not (made and out.reuse(made[0], made[1]) and (made[2] is None or out.reuse(made[2], made[3])))
+    if written:
+        made = _write_sheet(job.template, out, sheet, job.run.artifacts)
+    out.note(f"sheet:{tag}", [key, made, written])
+    job.tick()
+
+
+def _write_sheet(template: jinja2.Template, out: VersionOutput, sheet: Sheet,
+                 artifacts: Mapping[str, CallArtifacts]) -> list:
     pack = make_pack(sheet, artifacts)
     pack_name = out.share(store_name(pack, "tar.gz"), pack) if pack is not None else None
 
@@ -118,22 +145,20 @@ def _write_sheet(template: jinja2.Template, out: VersionOutput, key: str, sheet:
 
     html = template.render(s=sheet, pack=pack_name, shown=shown).encode("utf-8")
     page = out.share(store_name(html, "html"), html)
-    out.note(f"sheet:{key}", [page, len(html), pack_name, len(pack) if pack is not None else 0])
-    tick()
+    return [page, len(html), pack_name, len(pack) if pack is not None else 0]
 
 
-def _share_own_files(run: RunReport, sheets: Sequence[Sheet], out: VersionOutput) -> None:
+def _share_own_files(run: RunReport, sheet: Sheet, out: VersionOutput) -> None:
     """The raw files a sheet links rather than shows (a drawing's SVG, a long response),
     published as text under their sha256, and each drawing's PNG and sanitized copy."""
-    for sheet in sheets:
-        for entry in sheet.calls:
-            bundle = run.artifacts.get(entry.call.call_id)
-            by_sha = {a.sha256: a for a in bundle.files} if bundle else {}
-            for f in entry.files:
-                if not f.packed:
-                    out.share(f.file, by_sha[f.sha256].data)
-            render = run.renders.get(entry.drawing) if entry.drawing else None
-            if render and render.png and entry.png:
-                out.share(entry.png, render.png)
-            if render and render.safe_svg and entry.safe_svg:
-                out.share(entry.safe_svg, render.safe_svg)
+    for entry in sheet.calls:
+        bundle = run.artifacts.get(entry.call.call_id)
+        by_sha = {a.sha256: a for a in bundle.files} if bundle else {}
+        for f in entry.files:
+            if not f.packed:
+                out.share(f.file, by_sha[f.sha256].data)
+        render = run.renders.get(entry.drawing) if entry.drawing else None
+        if render and render.png and entry.png:
+            out.share(entry.png, render.png)
+        if render and render.safe_svg and entry.safe_svg:
+            out.share(entry.safe_svg, render.safe_svg)

@@ -113,26 +113,48 @@ def sheet_key(code_key: str, sheet: Sheet) -> str:
     return hashlib.sha256(f"{code_key}\x1f{sheet!r}".encode("utf-8")).hexdigest()
 
 
-def plan_sheets(run: RunReport, theme: tuple[str, str], requests: Mapping[str, str]) -> list[Sheet]:
-    """The run's calls on sheets: by service in contract order, in log order within each.
-    ``theme``: the store names of the theme's stylesheet and icon; ``requests``: each
-    published request body's store name, by request hash."""
+class SheetPlace(NamedTuple):
+    """Where a sheet stands among its service's: what the run's partition says of it."""
+
+    service: str
+    number: int  # 1-based, among the service's sheets
+    n_sheets: int
+    first: int  # the 1-based position of its first call among the service's calls
+    n_service_calls: int
+    calls: tuple[Call, ...]
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.calls) - 1
+
+
+def partition(run: RunReport) -> list[SheetPlace]:
+    """The run's calls on sheets: by service in contract order, in log order within each,
+    SHEET_CALLS to a sheet."""
     vr = run.analysis.run
-    contract = vr.contract
-    by_service: dict[str, list[Call]] = {s.id: [] for s in contract.services}
+    by_service: dict[str, list[Call]] = {s.id: [] for s in vr.contract.services}
     for call in vr.calls:
         by_service.setdefault(call.service, []).append(call)
-    log_unit = "row" if vr.log.name.endswith(".parquet") else "line"
-    sheets = []
+    places = []
     for service, calls in by_service.items():
         n_sheets = -(-len(calls) // SHEET_CALLS)
         for number in range(1, n_sheets + 1):
             start = (number - 1) * SHEET_CALLS
-            entries = tuple(_sheet_call(run, call, requests) for call in calls[start:start + SHEET_CALLS])
-            sheets.append(Sheet(contract.id, service, number, n_sheets, start + 1, len(calls), vr.log.name,
-                                log_unit, contract.dispute_rule or "", run.settings.short(), *theme,
-                                entries))
-    return sheets
+            places.append(SheetPlace(service, number, n_sheets, start + 1, len(calls),
+                                     tuple(calls[start:start + SHEET_CALLS])))
+    return places
+
+
+def make_sheet(run: RunReport, place: SheetPlace, theme: tuple[str, str], requests: Mapping[str, str]) -> Sheet:
+    """The record of the sheet at ``place``. ``theme``: the store names of the theme's
+    stylesheet and icon; ``requests``: each published request body's store name, by
+    request hash."""
+    vr = run.analysis.run
+    contract = vr.contract
+    log_unit = "row" if vr.log.name.endswith(".parquet") else "line"
+    return Sheet(contract.id, place.service, place.number, place.n_sheets, place.first, place.n_service_calls,
+                 vr.log.name, log_unit, contract.dispute_rule or "", run.settings.short(), *theme,
+                 tuple(_sheet_call(run, call, requests) for call in place.calls))
 
 
 def _sheet_call(run: RunReport, call: Call, requests: Mapping[str, str]) -> SheetCall:
@@ -217,12 +239,12 @@ def _without_svgs(text: str) -> str:
     return "".join(pieces) + text[last:]
 
 
-def sheet_hrefs(sheets: Sequence[Sheet], names: Mapping[int, str], prefix: str) -> dict[str, str]:
+def sheet_hrefs(places: Sequence[SheetPlace], names: Sequence[str], prefix: str) -> dict[str, str]:
     """Each call's link, by call id: ``prefix`` + sheet name + its anchor."""
     out = {}
-    for i, sheet in enumerate(sheets):
-        for entry in sheet.calls:
-            out[entry.call.call_id] = f"{prefix}{names[i]}#{entry.anchor}"
+    for place, name in zip(places, names):
+        for call in place.calls:
+            out[call.call_id] = f"{prefix}{name}#{call_anchor(call.call_id)}"
     return out
 
 

@@ -133,9 +133,9 @@ def run_view(run: RunReport, shared: RunSheets) -> RunView:
         by_service.setdefault(view.call.service, []).append(view)
     touching = _findings_by_service(run)
     sheets: dict[str, list[SheetLink]] = {}
-    for sheet, name in zip(shared.sheets, shared.pages):
-        sheets.setdefault(sheet.service, []).append(
-            SheetLink(sheet.first, sheet.last, FROM_ROOT + name, tuple(e.call.call_id for e in sheet.calls)))
+    for place, name in zip(shared.places, shared.pages):
+        sheets.setdefault(place.service, []).append(
+            SheetLink(place.first, place.last, FROM_ROOT + name, tuple(c.call_id for c in place.calls)))
     services = tuple(ServiceView(s.id, s, analysis.overall.service(s.id), tuple(by_service.get(s.id, ())),
                                  touching.get(s.id, ()), tuple(sheets.get(s.id, ())))
                      for s in contract.services)

@@ -33,32 +33,56 @@ def put(folder: Path, name: str, data: bytes) -> tuple[int, int, int]:
     """Make ``folder/name`` hold ``data`` (named by its hash), writing only when it is
     missing or has the wrong size; its size, modification and change times.
 
-    The file appears whole or not at all: written beside its place, then linked in, so a
-    reader or a second build never sees half of it. A file already there with the right
-    size is left untouched: its name is its content's hash, so rewriting it could only
-    write the same bytes (a corrupted one is what ``verify`` reports)."""
+    A file already there with the right size is left untouched: its name is its
+    content's hash, so rewriting it could only write the same bytes (a damaged one is
+    what ``verify`` reports). A missing one is written in place: no version links it
+    before the build that writes it is published, and one left short by a killed build
+    has the wrong size, so the next build writes it again. One of the wrong size is
+    replaced whole, never in place: a published version may link it."""
     path = os.path.join(folder, name)
     try:
         st = os.stat(path)
-        if st.st_size == len(data):
-            return st.st_size, st.st_mtime_ns, st.st_ctime_ns
     except FileNotFoundError:
+        return _create(folder, path, data)
+    if st.st_size == len(data):
+        return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+    return _replace(folder, name, path, data)
+
+
+def _create(folder: Path, path: str, data: bytes) -> tuple[int, int, int]:
+    try:
+        fd = os.open(path, _NEW, 0o666)
+    except FileNotFoundError:  # the store's first file
         os.makedirs(folder, exist_ok=True)
+        fd = os.open(path, _NEW, 0o666)
+    except FileExistsError:  # another build wrote it meanwhile: the same bytes, or mended below
+        return put(folder, os.path.basename(path), data)
+    try:
+        rest = memoryview(data)
+        while rest:
+            rest = rest[os.write(fd, rest):]
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _replace(folder: Path, name: str, path: str, data: bytes) -> tuple[int, int, int]:
     # Created as any file the build writes (0666 less the umask), not mkstemp's 0600: a
     # web server must be able to read it.
     tmp = os.path.join(folder, f".{name[:16]}.{os.getpid()}.{secrets.token_hex(4)}")
     try:
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666),
-                  "wb") as handle:
+        with open(os.open(tmp, _NEW, 0o666), "wb") as handle:
             handle.write(data)
-        # replace, not link: a file of the wrong size (an interrupted copy, a damaged
-        # disk) is mended with the only content its name allows.
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     st = os.stat(path)
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 
 def present(folder: Path, name: str, size: int) -> bool:
