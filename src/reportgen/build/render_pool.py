@@ -13,7 +13,7 @@ from reportgen.load.artifacts import svg_files
 from reportgen.load.contract import load_contract
 from reportgen.model.artifacts import CallArtifacts, Render, RenderSettings
 from reportgen.model.source import SourceSnapshot, ValidatedRun
-from reportgen.render.svg import RenderCache, contract_render_settings, render_cached, render_settings
+from reportgen.render.svg import RenderCache, contract_render_settings, render_and_keep, render_settings
 
 
 class BackgroundRenders:
@@ -62,10 +62,21 @@ class BackgroundRenders:
             self._submit(run_id, settings, missing)
 
     def _submit(self, run_id: str, settings: RenderSettings, svgs: dict[str, bytes]) -> None:
-        if svgs:
-            self.progress.stage(f"rendering {len(svgs)} distinct SVGs of {run_id} in the background")
-        job = self.pool.submit(render_cached, svgs, settings, self.cache, stop=self.stop)
-        self.jobs.setdefault(run_id, (settings, []))[1].append((svgs, job))
+        # The cache is read here, not in the background thread: a thread that waits on
+        # the disk gets the interpreter back only when the busy build lets go of it, some
+        # milliseconds each time, thousands of times over.
+        hits: dict[str, Render] = {}
+        for sha in svgs:
+            if (render := self.cache.get(sha, settings)) is not None:
+                hits[sha] = render
+        missing = {sha: data for sha, data in svgs.items() if sha not in hits}
+        found: Future = Future()
+        found.set_result(hits)
+        jobs = self.jobs.setdefault(run_id, (settings, []))[1]
+        jobs.append(({sha: svgs[sha] for sha in hits}, found))
+        if missing:
+            self.progress.stage(f"rendering {len(missing)} distinct SVGs of {run_id} in the background")
+            jobs.append((missing, self.pool.submit(render_and_keep, missing, settings, self.cache, stop=self.stop)))
 
     def result(self, run: ValidatedRun) -> tuple[RenderSettings, dict[str, Render]]:
         settings, jobs = self.jobs[run.contract.id]

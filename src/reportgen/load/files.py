@@ -17,6 +17,8 @@ def artifact_problem(folder: Path, rel: str, files: RunFiles | None = None) -> s
 
     A path ``files`` lists as a regular file or folder was reached without a symbolic
     link, so it is inside the folder: no need to resolve it."""
+    if files is not None and (rel in files.data or rel in files.dirs) and _plain_relative(rel):
+        return None  # the usual case, without a Path object (100,000 rows)
     path = Path(rel)
     if path.is_absolute() or rel.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", rel):
         return f"{rel!r} is absolute; artifact paths are relative to the experiment folder"
@@ -34,6 +36,12 @@ def artifact_problem(folder: Path, rel: str, files: RunFiles | None = None) -> s
     if not (resolved.is_file() or resolved.is_dir()):
         return f"{rel!r} is neither a regular file nor a folder (a pipe or device is never read)"
     return None
+
+
+def _plain_relative(rel: str) -> bool:
+    """A '/'-separated relative path with no '..', '.', empty part, backslash or drive."""
+    return (not rel.startswith("/") and "\\" not in rel and ":" not in rel
+            and all(part not in ("", ".", "..") for part in rel.split("/")))
 
 
 @dataclass(frozen=True)

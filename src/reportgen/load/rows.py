@@ -58,8 +58,7 @@ def _parse_row(row: RawRow, file: str, contract: RunContract, service_ids: set[s
     if not r.ok:
         return None
     assert started is not None
-    known = set(REQUIRED_COLUMNS) | {"call_id", "attempt", "critical", "disputed", "phase"}
-    extra = {k: val for k, val in row.values.items() if k not in known and (k in OPTIONAL_COLUMNS or val)}
+    extra = {k: val for k, val in row.values.items() if k not in _READ_ABOVE and (k in OPTIONAL_COLUMNS or val)}
     return Call(
         call_id=call_id, line=row.line, run_id=run_id, block_id=block_id, service=service,
         service_group=r.get("service_group"), requested_model=r.get("requested_model"),
@@ -70,6 +69,9 @@ def _parse_row(row: RawRow, file: str, contract: RunContract, service_ids: set[s
     )
 
 
+_READ_ABOVE = frozenset(REQUIRED_COLUMNS) | {"call_id", "attempt", "critical", "disputed", "phase"}
+
+
 class _RowReader:
     """One row's values, stripped; a problem is reported at the row's line and marks
     the row as not loadable (its other fields are still checked)."""
@@ -77,9 +79,11 @@ class _RowReader:
     def __init__(self, row: RawRow, file: str, problems: Collector):
         self.row, self.file, self.problems = row, file, problems
         self.ok = True
+        # Stripped once: some twenty fields are read per row, 100,000 rows over.
+        self.values = {k: v.strip() for k, v in row.values.items() if v}
 
     def get(self, name: str) -> str:
-        return (self.row.values.get(name) or "").strip()
+        return self.values.get(name, "")
 
     def bad(self, field: str, message: str) -> None:
         self.ok = False

@@ -78,7 +78,6 @@ class RenderCache:
 
     def get(self, svg_sha: str, settings: RenderSettings) -> Render | None:
         if self.folder is None:
-            self.misses += 1
             return None
         base = self.folder / cache_key(svg_sha, settings)
         try:
@@ -86,10 +85,8 @@ class RenderCache:
             png = base.with_suffix(".png").read_bytes() if record["png"] else None
             safe = base.with_suffix(".svg").read_bytes() if record["safe_svg"] else None
         except (OSError, ValueError, KeyError, TypeError):
-            self.misses += 1
             return None
         if (png is not None and sha256(png) != record["png"]) or (safe is not None and sha256(safe) != record["safe_svg"]):
-            self.misses += 1
             return None
         self.hits += 1
         self.hit_shas.add(svg_sha)
@@ -122,11 +119,19 @@ def render_cached(svgs: Mapping[str, bytes], settings: RenderSettings, cache: Re
             results[sha] = hit
         else:
             missing[sha] = data
-    fresh = render_all(missing, settings, processes, tick, stop)
+    results.update(render_and_keep(missing, settings, cache, processes, tick, stop))
+    return results
+
+
+def render_and_keep(svgs: Mapping[str, bytes], settings: RenderSettings, cache: RenderCache,
+                    processes: int | None = None, tick: Callable[[], None] = lambda: None,
+                    stop: threading.Event | None = None) -> dict[str, Render]:
+    """Render SVGs the cache does not hold, and keep the renders in it."""
+    cache.misses += len(svgs)
+    fresh = render_all(svgs, settings, processes, tick, stop)
     for render in fresh.values():
         cache.put(render, settings)
-    results.update(fresh)
-    return results
+    return fresh
 
 
 def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: int | None = None,

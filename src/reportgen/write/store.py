@@ -29,9 +29,9 @@ def store_folder(out: Path) -> Path:
     return out / STORE
 
 
-def put(folder: Path, name: str, data: bytes) -> tuple[int, int, int]:
+def put(folder: Path, name: str, data: bytes) -> None:
     """Make ``folder/name`` hold ``data`` (named by its hash), writing only when it is
-    missing or has the wrong size; its size, modification and change times.
+    missing or has the wrong size.
 
     A file already there with the right size is left untouched: its name is its
     content's hash, so rewriting it could only write the same bytes (a damaged one is
@@ -44,30 +44,27 @@ def put(folder: Path, name: str, data: bytes) -> tuple[int, int, int]:
         st = os.stat(path)
     except FileNotFoundError:
         return _create(folder, path, data)
-    if st.st_size == len(data):
-        return st.st_size, st.st_mtime_ns, st.st_ctime_ns
-    return _replace(folder, name, path, data)
+    if st.st_size != len(data):
+        _replace(folder, name, path, data)
 
 
-def _create(folder: Path, path: str, data: bytes) -> tuple[int, int, int]:
+def _create(folder: Path, path: str, data: bytes) -> None:
     try:
         fd = os.open(path, _NEW, 0o666)
     except FileNotFoundError:  # the store's first file
         os.makedirs(folder, exist_ok=True)
         fd = os.open(path, _NEW, 0o666)
-    except FileExistsError:  # another build wrote it meanwhile: the same bytes, or mended below
-        return put(folder, os.path.basename(path), data)
+    except FileExistsError:  # another process writes it at this moment: the same bytes
+        return
     try:
         rest = memoryview(data)
         while rest:
             rest = rest[os.write(fd, rest):]
-        st = os.fstat(fd)
     finally:
         os.close(fd)
-    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
-def _replace(folder: Path, name: str, path: str, data: bytes) -> tuple[int, int, int]:
+def _replace(folder: Path, name: str, path: str, data: bytes) -> None:
     # Created as any file the build writes (0666 less the umask), not mkstemp's 0600: a
     # web server must be able to read it.
     tmp = os.path.join(folder, f".{name[:16]}.{os.getpid()}.{secrets.token_hex(4)}")
@@ -78,8 +75,6 @@ def _replace(folder: Path, name: str, path: str, data: bytes) -> tuple[int, int,
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    st = os.stat(path)
-    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)

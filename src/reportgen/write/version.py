@@ -102,6 +102,8 @@ class VersionWriter:
         # build checks to tell that the version is untouched (no second pass of stat calls).
         self.stats: dict[str, tuple[int, int, int]] = {}
         self.stored: dict[str, str] = {}  # store file name -> sha256, for the manifest
+        # Each store file's size and times once the version is committed (taken then:
+        # helpers may write the same new file at once, and the last one's is what stays).
         self.store_stats: dict[str, tuple[int, int, int]] = {}
         self.notes: dict[str, object] = {}  # what jobs hand back to the build (see ``note``)
         self.store = store.store_folder(out)
@@ -130,7 +132,7 @@ class VersionWriter:
         if self.parent is not None and os.getppid() != self.parent:
             os._exit(1)
         if name not in self.stored:
-            self.store_stats[name] = store.put(self.store, name, data)
+            store.put(self.store, name, data)
             self.stored[name] = name.split(".", 1)[0]
         return name
 
@@ -140,8 +142,6 @@ class VersionWriter:
             return True
         if not store.present(self.store, name, size):
             return False
-        st = os.stat(self.store / name)
-        self.store_stats[name] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         self.stored[name] = name.split(".", 1)[0]
         return True
 
@@ -182,7 +182,6 @@ class VersionWriter:
                 self.hashes.update(share["hashes"])
                 self.stats.update((rel, tuple(st)) for rel, st in share["stats"].items())
                 self.stored.update(share["stored"])
-                self.store_stats.update((name, tuple(st)) for name, st in share["store_stats"].items())
                 self.notes.update(share["notes"])
             helpers = []
         finally:
@@ -206,11 +205,11 @@ class VersionWriter:
         code = 1
         try:
             self.parent, self.hashes, self.stats = parent, {}, {}
-            self.stored, self.store_stats, self.notes = {}, {}, {}
+            self.stored, self.notes = {}, {}
             queue.run()
             with os.fdopen(write, "wb") as pipe:
                 pipe.write(json.dumps({"hashes": self.hashes, "stats": self.stats, "stored": self.stored,
-                                       "store_stats": self.store_stats, "notes": self.notes}).encode("utf-8"))
+                                       "notes": self.notes}).encode("utf-8"))
             code = 0
         except BaseException:
             traceback.print_exc()
@@ -221,6 +220,9 @@ class VersionWriter:
     def commit(self) -> Path:
         assert self.tmp is not None, "commit() outside the with block"
         manifest = manifest_from_hashes(self.version, self.hashes, self.stored)
+        for name in self.stored:
+            st = os.stat(self.store / name)
+            self.store_stats[name] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         self.stats["manifest.json"] = _write_file(self.tmp, "manifest.json", manifest)
         self.hashes["manifest.json"] = hashlib.sha256(manifest).hexdigest()  # every file of the version
         final = self.out / self.version
