@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-from reportgen.load.files import list_folder, plain_files, read_run_files
+from reportgen.load.contents import read_run_files
+from reportgen.load.files import list_folder, plain_files
 
 
 def test_the_walker_lists_links_without_following_them(tmp_path):

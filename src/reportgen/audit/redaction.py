@@ -51,7 +51,7 @@ def redact_run(run: ValidatedRun, artifacts: dict[str, CallArtifacts], findings:
             red, found = redact(artifact.data)
             if found:
                 record(f"{run.rel_folder}/{paths[call_id]}/{artifact.name}", artifact.data, red, found)
-                artifact = dataclasses.replace(artifact, data=red, sha256=sha256(red), redacted_from=artifact.sha256)
+                artifact = dataclasses.replace(artifact, content=red, sha256=sha256(red), redacted_from=artifact.sha256)
             files.append(artifact)
         new_artifacts[call_id] = CallArtifacts(call_id, tuple(files))
     summary = {"schema": "reportgen.redactions/1", "requests": request_hashes, "files": records}

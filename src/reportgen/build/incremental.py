@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Mapping
 
 from reportgen import __version__
+from reportgen.load.contents import FileHashes
 from reportgen.load.files import plain_files
 from reportgen.render import svg
 from reportgen.render.svg import cache_key
@@ -211,6 +212,32 @@ def save_sheets(cache: Path | None, earlier: Mapping[str, list], now: Mapping[st
     path = cache / "sheets.json"
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     tmp.write_bytes(json.dumps({"schema": SHEETS_SCHEMA, "sheets": dict(items)}, separators=(",", ":")).encode())
+    os.replace(tmp, path)
+
+
+def _hashes_path(cache: Path, source: Path) -> Path:
+    return cache / "files" / f"{hashlib.sha256(str(source.resolve()).encode()).hexdigest()}.tsv"
+
+
+def load_file_hashes(cache: Path | None, source: Path) -> FileHashes | None:
+    """The hashes of the source's files as the last build of it took them (see
+    load.contents); None without a cache."""
+    if cache is None:
+        return None
+    try:
+        return FileHashes.from_text(_hashes_path(cache, source).read_text("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return FileHashes()
+
+
+def save_file_hashes(cache: Path | None, source: Path, hashes: FileHashes | None) -> None:
+    """Keep the hashes this build took (only those of files it listed)."""
+    if cache is None or hashes is None:
+        return
+    path = _hashes_path(cache, source)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(hashes.to_text(), "utf-8")
     os.replace(tmp, path)
 
 

@@ -12,7 +12,13 @@ from pathlib import Path
 from reportgen.analysis.run import analyze_run
 from reportgen.audit.redaction import redact_audited
 from reportgen.audit.stage import AuditedRun, audit_with_artifacts, refuse_errors
-from reportgen.build.incremental import NO_CHECK, IncrementalCheck, Remembered
+from reportgen.build.incremental import (
+    NO_CHECK,
+    IncrementalCheck,
+    Remembered,
+    load_file_hashes,
+    save_file_hashes,
+)
 from reportgen.build.progress import Progress
 from reportgen.build.render_pool import BackgroundRenders
 from reportgen.build.site_files import write_site_files
@@ -77,7 +83,8 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
                 redact: bool, cache: Path | None) -> BuildSummary:
     started = time.perf_counter()
     progress.stage(f"reading {source}")
-    snapshot = read_source(source)  # None when the site configuration has problems: load_source says which
+    hashes = load_file_hashes(cache, source)  # files unchanged since the last build are not read
+    snapshot = read_source(source, hashes)  # None when the site configuration has problems: load_source says which
     check = NO_CHECK
     if snapshot is not None:
         label = version or snapshot.config.version
@@ -101,6 +108,7 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
     sheets = SheetsMade(check.sheets())
     folder, written = _write_version(report, out, progress, check.code, sheets)
     check.remember_sheets(sheets.earlier, sheets.now)
+    save_file_hashes(cache, source, hashes)
     remembered = _remembered(report, written.hashes, len(sheets.now))
     check.remember(report.runs, remembered, written.stats, written.store_stats)
     n_sheets = (len(sheets.now), sheets.written)

@@ -4,6 +4,7 @@ while the build validates, audits and analyses."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from reportgen.build.progress import Progress
 from reportgen.errors import Collector
 from reportgen.load.artifacts import svg_files
 from reportgen.load.contract import load_contract
-from reportgen.model.artifacts import CallArtifacts, Render, RenderSettings
+from reportgen.model.artifacts import Artifact, CallArtifacts, Render, RenderSettings
 from reportgen.model.source import SourceSnapshot, ValidatedRun
 from reportgen.render.svg import RenderCache, contract_render_settings, render_and_keep, render_settings
 
@@ -27,8 +28,8 @@ class BackgroundRenders:
         self.pool = ThreadPoolExecutor(1)
         self.stop = threading.Event()
         # Per run: its renderer settings and the render jobs started for it, each with
-        # the SVGs it renders.
-        self.jobs: dict[str, tuple[RenderSettings, list[tuple[dict[str, bytes], Future]]]] = {}
+        # the sha256 of the SVGs it renders.
+        self.jobs: dict[str, tuple[RenderSettings, list[tuple[Collection[str], Future]]]] = {}
         self.needed: dict[str, set[str]] = {}
 
     def __enter__(self) -> "BackgroundRenders":
@@ -57,11 +58,12 @@ class BackgroundRenders:
         if run_id in self.jobs and self.jobs[run_id][0] != settings:
             self.jobs.pop(run_id)
         started = {sha for job_svgs, _ in self.jobs.get(run_id, (settings, []))[1] for sha in job_svgs}
-        missing = {sha: data for sha, data in svgs.items() if sha not in started}
+        missing = {sha: svg for sha, svg in svgs.items() if sha not in started}
         if missing or run_id not in self.jobs:
             self._submit(run_id, settings, missing)
 
-    def _submit(self, run_id: str, settings: RenderSettings, svgs: dict[str, bytes]) -> None:
+    def _submit(self, run_id: str, settings: RenderSettings, svgs: dict[str, Artifact]) -> None:
+        """``svgs``: by sha256; the bytes of those the cache holds are never read."""
         # The cache is read here, not in the background thread: a thread that waits on
         # the disk gets the interpreter back only when the busy build lets go of it, some
         # milliseconds each time, thousands of times over.
@@ -69,11 +71,11 @@ class BackgroundRenders:
         for sha in svgs:
             if (render := self.cache.get(sha, settings)) is not None:
                 hits[sha] = render
-        missing = {sha: data for sha, data in svgs.items() if sha not in hits}
+        missing = {sha: svg.data for sha, svg in svgs.items() if sha not in hits}
         found: Future = Future()
         found.set_result(hits)
         jobs = self.jobs.setdefault(run_id, (settings, []))[1]
-        jobs.append(({sha: svgs[sha] for sha in hits}, found))
+        jobs.append((set(hits), found))
         if missing:
             self.progress.stage(f"rendering {len(missing)} distinct SVGs of {run_id} in the background")
             jobs.append((missing, self.pool.submit(render_and_keep, missing, settings, self.cache, stop=self.stop)))
@@ -87,5 +89,5 @@ class BackgroundRenders:
         return settings, drawn
 
 
-def _svgs(artifacts: dict[str, CallArtifacts]) -> dict[str, bytes]:
-    return {a.sha256: a.data for bundle in artifacts.values() for a in bundle.files if a.kind == "svg"}
+def _svgs(artifacts: dict[str, CallArtifacts]) -> dict[str, Artifact]:
+    return {a.sha256: a for bundle in artifacts.values() for a in bundle.files if a.kind == "svg"}

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import AnyStr, Iterator, Mapping
 
 from reportgen.load.files import list_folder
-from reportgen.model.artifacts import Artifact, CallArtifacts, sha256
+from reportgen.model.artifacts import Artifact, CallArtifacts, Contents, sha256
 from reportgen.model.source import RunFiles, ValidatedRun
 
 
@@ -25,9 +25,9 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
             continue
         rel = os.path.normpath(call.artifact_path)
         if listed is not None and rel in listed.data:
-            named = [(os.path.basename(rel), listed.data[rel], listed.sha256[rel])]
+            named = [(os.path.basename(rel), _ref(listed, rel), listed.sha256[rel])]
         elif listed is not None and rel in listed.dirs and not _link_below(listed.links, rel):
-            named = [(name[len(rel) + 1:], listed.data[name], listed.sha256[name]) for name in _below(names, rel)]
+            named = [(name[len(rel) + 1:], _ref(listed, name), listed.sha256[name]) for name in _below(names, rel)]
         else:
             target = os.path.join(run.folder, rel)
             paths = [(os.path.basename(target), target)] if os.path.isfile(target) else _files_below(target, root)
@@ -48,10 +48,21 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
     return out
 
 
-def svg_files(files: RunFiles) -> dict[str, bytes]:
-    """Every SVG file of a run folder as read, by sha256: what its calls will need
-    rendered (known before the log is validated, so rendering can start at once)."""
-    return {sha256(data): data for rel, data in files.data.items() if _kind(rel) == "svg"}
+def _ref(files: RunFiles, rel: str) -> bytes | Contents:
+    """A listed file's bytes, or where to read them when the listing read them lazily."""
+    data = files.data
+    return data.ref(rel) if hasattr(data, "ref") else data[rel]
+
+
+def svg_files(files: RunFiles) -> dict[str, Artifact]:
+    """Every SVG file of a run folder, by sha256 (its bytes read when asked for): what
+    its calls will need rendered (known before the log is validated, so rendering can
+    start at once)."""
+    out: dict[str, Artifact] = {}
+    for rel, digest in files.sha256.items():
+        if digest not in out and _kind(rel) == "svg":
+            out[digest] = Artifact(os.path.basename(rel), digest, _ref(files, rel), "svg")
+    return out
 
 
 def _below(names: list[str], folder: str) -> list[str]:

@@ -3,7 +3,6 @@ never followed; and the check that an artifact path stays inside its folder."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -53,12 +52,13 @@ class Listing:
     files: list[tuple[str, str]]  # (relative path, path) of each regular file
     dirs: list[str]
     links: list[tuple[str, str]]  # (relative path, path) of each symbolic link
+    stats: list[os.stat_result] | None = None  # of each file, in the order of ``files``, when asked for
 
 
-def list_folder(folder: Path | str) -> Listing:
+def list_folder(folder: Path | str, with_stat: bool = False) -> Listing:
     """Every regular file, folder and symbolic link below ``folder`` (plain strings: a
     Path object per file costs more than reading a small file)."""
-    files: list[tuple[tuple[str, ...], str]] = []
+    files: list[tuple[tuple[str, ...], str, os.stat_result | None]] = []
     dirs: list[str] = []
     links: list[tuple[str, str]] = []
 
@@ -72,19 +72,12 @@ def list_folder(folder: Path | str) -> Listing:
                     dirs.append("/".join(parts))
                     walk(entry.path, parts)
                 elif entry.is_file(follow_symlinks=False):
-                    files.append((parts, entry.path))
+                    files.append((parts, entry.path, entry.stat(follow_symlinks=False) if with_stat else None))
 
     walk(str(folder), ())
     files.sort(key=lambda item: item[0])
-    return Listing([("/".join(parts), path) for parts, path in files], dirs, sorted(links))
-
-
-def read_run_files(folder: Path) -> RunFiles:
-    """Read every regular file below ``folder`` once."""
-    listing = list_folder(folder)
-    data = {rel: read_bytes(path) for rel, path in listing.files}
-    return RunFiles(data, frozenset(listing.dirs), tuple(rel for rel, _ in listing.links),
-                    {rel: hashlib.sha256(body).hexdigest() for rel, body in data.items()})
+    return Listing([("/".join(parts), path) for parts, path, _ in files], dirs, sorted(links),
+                   [st for _, _, st in files] if with_stat else None)
 
 
 def read_bytes(path: str) -> bytes:

@@ -11,16 +11,17 @@ from reportgen.load.blocks import resolve_blocks
 from reportgen.load.calllog import MAX_LOG_BYTES, find_log, read_log
 from reportgen.load.contract import load_contract, load_site_config
 from reportgen.load.design_checks import check_design
-from reportgen.load.files import read_run_files
+from reportgen.load.contents import FileHashes, read_run_files
 from reportgen.load.requests import _check_requests
 from reportgen.load.rows import _parse_calls
 from reportgen.model.config import SiteConfig
 from reportgen.model.source import RunFiles, SourceSnapshot, ValidatedRun, ValidatedSource
 
 
-def read_source(source: Path) -> SourceSnapshot | None:
-    """Every input file, read and hashed; None when the site configuration itself has
-    problems (``load_source`` then reports them, with every other problem)."""
+def read_source(source: Path, hashes: FileHashes | None = None) -> SourceSnapshot | None:
+    """Every input file, hashed (``hashes``: those known from an earlier build; see
+    ``contents``); None when the site configuration itself has problems (``load_source``
+    then reports them, with every other problem)."""
     problems = Collector()
     if not source.is_dir():
         return None
@@ -29,7 +30,7 @@ def read_source(source: Path) -> SourceSnapshot | None:
     names = _experiment_names(experiments_dir, config, problems)
     if config is None or problems.problems or any(_log_too_large(experiments_dir / n) for n in names):
         return None  # load_source reports why, without reading the oversized log
-    runs = {name: read_run_files(experiments_dir / name) for name in names}
+    runs = {name: read_run_files(experiments_dir / name, hashes) for name in names}
     return SourceSnapshot(config, runs, _digest(source, [(f"experiments/{n}", f) for n, f in runs.items()]))
 
 

@@ -3,17 +3,37 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class Contents(Protocol):
+    """A file's bytes, read when asked for (see load.contents)."""
+
+    @property
+    def size(self) -> int: ...
+
+    def read(self) -> bytes: ...
 
 
 @dataclass(frozen=True)
 class Artifact:
     name: str  # as in the source folder, e.g. response.txt
     sha256: str
-    data: bytes
-    kind: str  # "response", "svg", "other"
+    content: bytes | Contents = field(repr=False)  # its bytes, or where to read them
+    kind: str = "other"  # "response", "svg", "other"
     derived: str | None = None  # how the build made it, if it did
     redacted_from: str | None = None  # sha256 of the original, when --redact replaced a credential
+
+    @property
+    def data(self) -> bytes:
+        content = self.content
+        return content if isinstance(content, bytes) else content.read()
+
+    @property
+    def size(self) -> int:
+        content = self.content
+        return len(content) if isinstance(content, bytes) else content.size
 
     @property
     def published_name(self) -> str:

@@ -121,18 +121,40 @@ class _SheetJob:
 
 
 def _sheet_job(job: _SheetJob, tag: str, place: SheetPlace) -> None:
-    """One sheet: its record and key; its files, unless the store has them from the sheet
-    of the same key; noted as [key, [page, size, pack, size], written]."""
-    sheet = make_sheet(job.run, place, job.theme, job.requests)
-    key = sheet_key(job.code_key, sheet)
-    out = job.out
-    _share_own_files(job.run, sheet, out)
+    """One sheet: its key, from a record that needs no artifact's bytes; its files,
+    unless the store has them all from the sheet of the same key (then no byte of its
+    calls' artifacts is read). Noted as [key, made, written], ``made`` being
+    [page, size, pack, size, [[name, size] of each other file published on its own]]."""
+    out, run = job.out, job.run
+    keyed = make_sheet(run, place, job.theme, job.requests, layout=False)
+    key = sheet_key(job.code_key, keyed)
     made = job.known.get(key)
-    written = not (made and out.reuse(made[0], made[1]) and (made[2] is None or out.reuse(made[2], made[3])))
+    written = not (made and len(made) == 5 and _reused(out, run, keyed, made))
     if written:
-        made = _write_sheet(job.template, out, sheet, job.run.artifacts)
+        sheet = make_sheet(run, place, job.theme, job.requests)
+        alone = _share_own_files(run, sheet, out)
+        made = [*_write_sheet(job.template, out, sheet, run.artifacts), alone]
     out.note(f"sheet:{tag}", [key, made, written])
     job.tick()
+
+
+def _reused(out: VersionOutput, run: RunReport, sheet: Sheet, made: list) -> bool:
+    """Whether the store holds every file of the sheet made before: the page, the pack,
+    the files it published on their own, and its calls' drawings and renders."""
+    page, page_size, pack, pack_size, alone = made
+    if not out.reuse(page, page_size) or (pack is not None and not out.reuse(pack, pack_size)):
+        return False
+    if not all(out.reuse(name, size) for name, size in alone):
+        return False
+    for entry in sheet.calls:
+        if not all(out.reuse(f.file, f.size) for f in entry.files if f.kind == "svg"):
+            return False
+        render = run.renders.get(entry.drawing) if entry.drawing else None
+        if render and entry.png and not out.reuse(entry.png, len(render.png or b"")):
+            return False
+        if render and entry.safe_svg and not out.reuse(entry.safe_svg, len(render.safe_svg or b"")):
+            return False
+    return True
 
 
 def _write_sheet(template: jinja2.Template, out: VersionOutput, sheet: Sheet,
@@ -148,17 +170,22 @@ def _write_sheet(template: jinja2.Template, out: VersionOutput, sheet: Sheet,
     return [page, len(html), pack_name, len(pack) if pack is not None else 0]
 
 
-def _share_own_files(run: RunReport, sheet: Sheet, out: VersionOutput) -> None:
+def _share_own_files(run: RunReport, sheet: Sheet, out: VersionOutput) -> list[list]:
     """The raw files a sheet links rather than shows (a drawing's SVG, a long response),
-    published as text under their sha256, and each drawing's PNG and sanitized copy."""
+    published as text under their sha256, and each drawing's PNG and sanitized copy;
+    [name, size] of those that are not SVGs (the SVGs and renders follow from the record)."""
+    alone: dict[str, int] = {}
     for entry in sheet.calls:
         bundle = run.artifacts.get(entry.call.call_id)
         by_sha = {a.sha256: a for a in bundle.files} if bundle else {}
         for f in entry.files:
             if not f.packed:
                 out.share(f.file, by_sha[f.sha256].data)
+                if f.kind != "svg":
+                    alone[f.file] = f.size
         render = run.renders.get(entry.drawing) if entry.drawing else None
         if render and render.png and entry.png:
             out.share(entry.png, render.png)
         if render and render.safe_svg and entry.safe_svg:
             out.share(entry.safe_svg, render.safe_svg)
+    return [[name, size] for name, size in sorted(alone.items())]

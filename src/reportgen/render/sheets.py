@@ -48,7 +48,9 @@ class PublishedFile(NamedTuple):
     derived: str | None
     redacted_from: str | None
     file: str  # "<sha256>.txt": its name in the store, or in the pack when ``packed``
-    packed: bool  # shown whole on the sheet and kept in its pack, rather than on its own
+    # Shown whole on the sheet and kept in its pack, rather than on its own; None in the
+    # record a sheet is keyed by (it follows from the bytes, which the sha256 names).
+    packed: bool | None
 
     def to_json(self) -> dict:
         entry = {"name": self.name, "sha256": self.sha256, "kind": self.kind, "bytes": self.size,
@@ -145,19 +147,21 @@ def partition(run: RunReport) -> list[SheetPlace]:
     return places
 
 
-def make_sheet(run: RunReport, place: SheetPlace, theme: tuple[str, str], requests: Mapping[str, str]) -> Sheet:
+def make_sheet(run: RunReport, place: SheetPlace, theme: tuple[str, str], requests: Mapping[str, str],
+               layout: bool = True) -> Sheet:
     """The record of the sheet at ``place``. ``theme``: the store names of the theme's
     stylesheet and icon; ``requests``: each published request body's store name, by
-    request hash."""
+    request hash. Without ``layout``, the record to key the sheet by: which files it
+    shows whole is left open, so no artifact's bytes are read."""
     vr = run.analysis.run
     contract = vr.contract
     log_unit = "row" if vr.log.name.endswith(".parquet") else "line"
     return Sheet(contract.id, place.service, place.number, place.n_sheets, place.first, place.n_service_calls,
                  vr.log.name, log_unit, contract.dispute_rule or "", run.settings.short(), *theme,
-                 tuple(_sheet_call(run, call, requests) for call in place.calls))
+                 tuple(_sheet_call(run, call, requests, layout) for call in place.calls))
 
 
-def _sheet_call(run: RunReport, call: Call, requests: Mapping[str, str]) -> SheetCall:
+def _sheet_call(run: RunReport, call: Call, requests: Mapping[str, str], layout: bool) -> SheetCall:
     bundle: CallArtifacts | None = run.artifacts.get(call.call_id)
     raw = bundle.files if bundle else ()
     svg = bundle.first("svg") if bundle else None
@@ -167,15 +171,16 @@ def _sheet_call(run: RunReport, call: Call, requests: Mapping[str, str]) -> Shee
         call=call, anchor=call_anchor(call.call_id),
         outcome_text=outcome if call.status == "ok" else f"{outcome}: {STATUS_LABELS[call.status]}",
         request=requests.get(call.request_hex), request_redacted=is_redacted(run.analysis.run, call.request_hex),
-        files=tuple(_published(a, svg) for a in raw), drawing=svg.sha256 if svg else None,
+        files=tuple(_published(a, svg, layout) for a in raw), drawing=svg.sha256 if svg else None,
         png=f"{render.png_sha256}.png" if render and render.png else None,
         safe_svg=f"{render.safe_svg_sha256}.svg" if render and render.safe_svg else None,
         render_notes=render.notes if render else (), rendered=render is not None)
 
 
-def _published(artifact: Artifact, drawing: Artifact | None) -> PublishedFile:
-    return PublishedFile(artifact.name, artifact.sha256, artifact.kind, len(artifact.data), artifact.derived,
-                         artifact.redacted_from, artifact.published_name, shown_whole(artifact, drawing))
+def _published(artifact: Artifact, drawing: Artifact | None, layout: bool) -> PublishedFile:
+    return PublishedFile(artifact.name, artifact.sha256, artifact.kind, artifact.size, artifact.derived,
+                         artifact.redacted_from, artifact.published_name,
+                         shown_whole(artifact, drawing) if layout else None)
 
 
 def shown_whole(artifact: Artifact, drawing: Artifact | None) -> bool:
@@ -186,8 +191,9 @@ def shown_whole(artifact: Artifact, drawing: Artifact | None) -> bool:
         return False
     data = artifact.data
     size = len(data)
-    if drawing is not None and drawing.data and drawing is not artifact:
-        size -= data.count(drawing.data) * len(drawing.data)
+    if drawing is not None and drawing.size and drawing is not artifact:
+        drawn = drawing.data
+        size -= data.count(drawn) * len(drawn)
     if size > SHOWN_WHOLE:
         return False
     if data.isascii():
@@ -213,14 +219,14 @@ def shown_texts(entry: SheetCall, raw: CallArtifacts | None) -> dict[str, ShownT
     drawing = by_sha.get(entry.drawing) if entry.drawing else None
     marker = ""
     if drawing is not None:
-        marker = f"[{drawing.name}, listed above: {len(drawing.data)} bytes, sha256 {drawing.sha256[:12]}…]"
+        marker = f"[{drawing.name}, listed above: {drawing.size} bytes, sha256 {drawing.sha256[:12]}…]"
     out: dict[str, ShownText] = {}
     response = next((f for f in entry.files if f.kind == "response"), None)
     for f in entry.files:
         data = by_sha[f.sha256].data
         if f.packed:
             text = data.decode("utf-8")
-            if drawing is not None and drawing.data:
+            if drawing is not None and drawing.size:
                 text = text.replace(drawing.data.decode("utf-8", "replace"), marker)
             out[f.sha256] = ShownText(text, True)
         elif f is response:

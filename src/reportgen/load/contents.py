@@ -1,0 +1,130 @@
+"""A run folder's files: every one hashed, read only when something needs its bytes.
+
+A report of 100,000 calls has some 200,000 artifact files, and a build after a few
+corrected grades needs the bytes of almost none of them: the digest, the artifact list,
+the credential scan of a content seen before, the renders in the cache and the sheets
+already in the store all go by sha256. So a file is hashed when it is listed, and read
+when its bytes are asked for. A file whose size, times and inode are those an earlier
+build recorded keeps the hash recorded then (``FileHashes``, kept in the cache folder,
+as git's index keeps the hashes of unchanged files); any other file is read and hashed.
+
+Bytes read later are checked against the hash taken at listing time: a file changed
+during the build stops it, rather than publish bytes under another content's name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from reportgen.errors import InputError, Problem
+from reportgen.load.files import list_folder, read_bytes
+from reportgen.model.source import RunFiles
+
+# A file changed within this many seconds of the moment its hash is recorded could be
+# changed again within the same tick of the file system's clock: it is not recorded.
+RACY_SECONDS = 2.0
+
+
+class FileHashes:
+    """sha256 of files by path, valid while each file's size, times and inode are those
+    recorded with it."""
+
+    def __init__(self, entries: Mapping[str, tuple[int, int, int, int, str]] | None = None) -> None:
+        self.entries: dict[str, tuple[int, int, int, int, str]] = dict(entries or {})
+        self.now: dict[str, tuple[int, int, int, int, str]] = {}  # this build's, to keep
+
+    def get(self, path: str, st: os.stat_result) -> str | None:
+        entry = self.entries.get(path)
+        if entry is not None and entry[:4] == _stamp(st):
+            self.now[path] = entry
+            return entry[4]
+        return None
+
+    def put(self, path: str, st: os.stat_result, sha: str) -> None:
+        if max(st.st_mtime_ns, st.st_ctime_ns) < (time.time() - RACY_SECONDS) * 1e9:
+            self.now[path] = (*_stamp(st), sha)
+
+    def to_text(self) -> str:
+        return "".join(f"{path}\t{size}\t{mtime}\t{ctime}\t{ino}\t{sha}\n"
+                       for path, (size, mtime, ctime, ino, sha) in sorted(self.now.items()))
+
+    @classmethod
+    def from_text(cls, text: str) -> "FileHashes":
+        entries = {}
+        for line in text.splitlines():
+            path, size, mtime, ctime, ino, sha = line.rsplit("\t", 5)
+            entries[path] = (int(size), int(mtime), int(ctime), int(ino), sha)
+        return cls(entries)
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+class FileContents(Mapping[str, bytes]):
+    """A run folder's files by relative path: the bytes of each, read on first access
+    and kept, and checked against the sha256 taken when the folder was listed."""
+
+    def __init__(self, paths: Mapping[str, str], sha256: Mapping[str, str], sizes: Mapping[str, int],
+                 read: dict[str, bytes]) -> None:
+        self.paths, self.sha256, self.sizes, self._read = paths, sha256, sizes, read
+
+    def __getitem__(self, rel: str) -> bytes:
+        data = self._read.get(rel)
+        if data is None:
+            data = read_bytes(self.paths[rel])
+            if hashlib.sha256(data).hexdigest() != self.sha256[rel]:
+                raise InputError([Problem(self.paths[rel], 0, "", "this file changed while the build was "
+                                          "running; build again once nothing is writing to the source")])
+            self._read[rel] = data
+        return data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self.paths
+
+    def ref(self, rel: str) -> "FileRef":
+        return FileRef(self, rel)
+
+
+class FileRef:
+    """One file of a run folder, for an artifact: its size now, its bytes when asked."""
+
+    __slots__ = ("contents", "rel")
+
+    def __init__(self, contents: FileContents, rel: str) -> None:
+        self.contents, self.rel = contents, rel
+
+    @property
+    def size(self) -> int:
+        return self.contents.sizes[self.rel]
+
+    def read(self) -> bytes:
+        return self.contents[self.rel]
+
+
+def read_run_files(folder: Path, hashes: FileHashes | None = None) -> RunFiles:
+    """Every regular file below ``folder``, hashed: from ``hashes`` when a file is as it
+    was recorded there, else read (and its bytes kept)."""
+    listing = list_folder(os.path.abspath(folder), with_stat=True)  # recorded hashes go by absolute path
+    paths, sha256, sizes, read = {}, {}, {}, {}
+    for (rel, path), st in zip(listing.files, listing.stats):
+        paths[rel], sizes[rel] = path, st.st_size
+        known = hashes.get(path, st) if hashes is not None else None
+        if known is None:
+            read[rel] = data = read_bytes(path)
+            known = hashlib.sha256(data).hexdigest()
+            if hashes is not None:
+                hashes.put(path, st, known)
+        sha256[rel] = known
+    return RunFiles(FileContents(paths, sha256, sizes, read), frozenset(listing.dirs),
+                    tuple(rel for rel, _ in listing.links), sha256)
