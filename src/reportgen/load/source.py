@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
+from typing import Sequence
 
 from reportgen.errors import Collector
 from reportgen.load.blocks import resolve_blocks
@@ -14,8 +16,9 @@ from reportgen.load.design_checks import check_design
 from reportgen.load.contents import FileHashes, read_run_files
 from reportgen.load.requests import _check_requests
 from reportgen.load.rows import _parse_calls
-from reportgen.model.config import SiteConfig
-from reportgen.model.source import RunFiles, SourceSnapshot, ValidatedRun, ValidatedSource
+from reportgen.model.calls import Call
+from reportgen.model.config import RunContract, SiteConfig
+from reportgen.model.source import RawLog, RawRow, RunFiles, SourceSnapshot, ValidatedRun, ValidatedSource
 
 
 def read_source(source: Path, hashes: FileHashes | None = None) -> SourceSnapshot | None:
@@ -76,8 +79,9 @@ def _experiment_names(folder: Path, config: SiteConfig | None, problems: Collect
     return [n for n in config.experiments if n in found]
 
 
-def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifacts: bool,
-              files: RunFiles | None = None) -> ValidatedRun | None:
+def load_contract_and_log(folder: Path, rel_folder: str, problems: Collector
+                          ) -> tuple[RunContract, RawLog] | None:
+    """A run folder's contract and its log's rows, as read (not yet parsed into calls)."""
     contract = load_contract(folder, rel_folder, problems)
     logs = find_log(folder)
     if not logs:
@@ -91,7 +95,20 @@ def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifact
         return None
     # Before the rows are read: a registered count becomes the log's ids, which every
     # later stage (per-block tables, the plan per block) takes as the registered blocks.
-    contract = resolve_blocks(contract, log, f"{rel_folder}/run.toml", problems)
+    return resolve_blocks(contract, log, f"{rel_folder}/run.toml", problems), log
+
+
+def parse_rows(log: RawLog, contract: RunContract, rows: Sequence[RawRow], problems: Collector) -> list[Call]:
+    """Some rows of a published log, as calls (their artifacts are checked apart)."""
+    return _parse_calls(dataclasses.replace(log, rows=tuple(rows)), contract, None, problems)
+
+
+def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifacts: bool,
+              files: RunFiles | None = None) -> ValidatedRun | None:
+    read = load_contract_and_log(folder, rel_folder, problems)
+    if read is None:
+        return None
+    contract, log = read
     files = files or read_run_files(folder)
     calls = _parse_calls(log, contract, folder if check_artifacts else None, problems, files)
     # A published version records the hashes of request bodies it redacted; a source
