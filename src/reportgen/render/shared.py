@@ -25,6 +25,7 @@ from reportgen.render.sheets import (
     SheetPlace,
     ShownText,
     make_sheet,
+    with_layout,
     partition,
     request_names,
     sheet_hrefs,
@@ -131,7 +132,7 @@ def _sheet_job(job: _SheetJob, tag: str, place: SheetPlace) -> None:
     made = job.known.get(key)
     written = not (made and len(made) == 5 and _reused(out, run, keyed, made))
     if written:
-        sheet = make_sheet(run, place, job.theme, job.requests)
+        sheet = with_layout(run, keyed)
         alone = _share_own_files(run, sheet, out)
         made = [*_write_sheet(job.template, out, sheet, run.artifacts), alone]
     out.note(f"sheet:{tag}", [key, made, written])

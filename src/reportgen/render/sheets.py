@@ -80,8 +80,7 @@ class SheetCall(NamedTuple):
         return self.call.counted
 
 
-@dataclass(frozen=True)
-class Sheet:
+class Sheet(NamedTuple):
     run_id: str
     service: str
     number: int  # 1-based, among the service's sheets
@@ -159,6 +158,20 @@ def make_sheet(run: RunReport, place: SheetPlace, theme: tuple[str, str], reques
     return Sheet(contract.id, place.service, place.number, place.n_sheets, place.first, place.n_service_calls,
                  vr.log.name, log_unit, contract.dispute_rule or "", run.settings.short(), *theme,
                  tuple(_sheet_call(run, call, requests, layout) for call in place.calls))
+
+
+def with_layout(run: RunReport, keyed: Sheet) -> Sheet:
+    """The sheet a keyed record (``make_sheet(..., layout=False)``) stands for, with the
+    files it shows whole decided (this reads the bytes of its calls' artifacts)."""
+    calls = []
+    for entry in keyed.calls:
+        if entry.files:
+            bundle = run.artifacts[entry.call.call_id]
+            svg = bundle.first("svg")
+            entry = entry._replace(files=tuple(f._replace(packed=shown_whole(a, svg))
+                                               for f, a in zip(entry.files, bundle.files)))
+        calls.append(entry)
+    return keyed._replace(calls=tuple(calls))
 
 
 def _sheet_call(run: RunReport, call: Call, requests: Mapping[str, str], layout: bool) -> SheetCall:

@@ -54,7 +54,7 @@ def contract_render_settings(contract: RunContract) -> RenderSettings:
                           RENDER_SECONDS, viewport)
 
 
-RENDER_CODE_VERSION = "2"  # bump when render_one changes what it produces
+RENDER_CODE_VERSION = "3"  # bump when render_one changes what it produces
 
 
 def cache_key(svg_sha: str, settings: RenderSettings) -> str:
@@ -333,7 +333,7 @@ def render_one(data: bytes, settings: RenderSettings) -> Render:
 def _convert(data: bytes, fetcher: _RefusingFetcher, settings: RenderSettings,
              size: tuple[float, float], out_height: int) -> bytes:
     """CairoSVG, on bytes we read ourselves, within the time budget (_RenderTimeout)."""
-    from cairosvg.surface import PNGSurface  # svg2png() does not pass url_fetcher on
+    from reportgen.render.png_surface import OpaquePNGSurface as PNGSurface  # svg2png() does not pass url_fetcher on
 
     # The budget is a timer signal, which only the main thread of a process can take
     # (render workers are processes; a direct call from another thread runs unbounded).
