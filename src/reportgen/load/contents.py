@@ -33,36 +33,37 @@ class FileHashes:
     """sha256 of files by path, valid while each file's size, times and inode are those
     recorded with it."""
 
-    def __init__(self, entries: Mapping[str, tuple[int, int, int, int, str]] | None = None) -> None:
-        self.entries: dict[str, tuple[int, int, int, int, str]] = dict(entries or {})
-        self.now: dict[str, tuple[int, int, int, int, str]] = {}  # this build's, to keep
+    def __init__(self, entries: Mapping[str, str] | None = None) -> None:
+        # path -> "size mtime ctime inode sha256", as the record's lines hold it
+        self.entries: dict[str, str] = dict(entries or {})
+        self.now: dict[str, str] = {}  # this build's, to keep
 
     def get(self, path: str, st: os.stat_result) -> str | None:
         entry = self.entries.get(path)
-        if entry is not None and entry[:4] == _stamp(st):
+        if entry is not None and entry[:-64] == _stamp(st):
             self.now[path] = entry
-            return entry[4]
+            return entry[-64:]
         return None
 
     def put(self, path: str, st: os.stat_result, sha: str) -> None:
         if max(st.st_mtime_ns, st.st_ctime_ns) < (time.time() - RACY_SECONDS) * 1e9:
-            self.now[path] = (*_stamp(st), sha)
+            self.now[path] = _stamp(st) + sha
 
     def to_text(self) -> str:
-        return "".join(f"{path}\t{size}\t{mtime}\t{ctime}\t{ino}\t{sha}\n"
-                       for path, (size, mtime, ctime, ino, sha) in sorted(self.now.items()))
+        return "".join(f"{path}\t{entry}\n" for path, entry in sorted(self.now.items()))
 
     @classmethod
     def from_text(cls, text: str) -> "FileHashes":
         entries = {}
         for line in text.splitlines():
-            path, size, mtime, ctime, ino, sha = line.rsplit("\t", 5)
-            entries[path] = (int(size), int(mtime), int(ctime), int(ino), sha)
+            path, _, entry = line.rpartition("\t")
+            if len(entry) > 64 and path:
+                entries[path] = entry
         return cls(entries)
 
 
-def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
-    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+def _stamp(st: os.stat_result) -> str:
+    return f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} "
 
 
 class FileContents(Mapping[str, bytes]):

@@ -116,9 +116,13 @@ def _differing_calls(a: tuple[RunContract, RawLog] | None, b: tuple[RunContract,
 
     a_rows = a[1].rows if a else ()
     b_rows = b[1].rows if b else ()
-    common = Counter(map(key, a_rows)) & Counter(map(key, b_rows))
+    # Most rows stand where they stood: those are compared in place, the rest as multisets.
+    same_place = {i for i, (x, y) in enumerate(zip(a_rows, b_rows)) if x.values == y.values}
+    a_rest = [r for i, r in enumerate(a_rows) if i not in same_place]
+    b_rest = [r for i, r in enumerate(b_rows) if i not in same_place]
+    common = Counter(map(key, a_rest)) & Counter(map(key, b_rest))
 
-    def calls(side: tuple[RunContract, RawLog] | None, rows: tuple[RawRow, ...]) -> dict[str, Call]:
+    def calls(side: tuple[RunContract, RawLog] | None, rows: list[RawRow]) -> dict[str, Call]:
         left, differ = common.copy(), []
         for row in rows:
             k = key(row)
@@ -134,7 +138,7 @@ def _differing_calls(a: tuple[RunContract, RawLog] | None, b: tuple[RunContract,
             raise PublishedError(f"{side[1].file}: does not read: {problems.problems[0]}")
         return {c.call_id: c for c in parsed}
 
-    return calls(a, a_rows), calls(b, b_rows)
+    return calls(a, a_rest), calls(b, b_rest)
 
 
 def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -1,0 +1,122 @@
+"""What a rebuild skips, and why that is safe: files hashed from an earlier build's
+record only while unchanged, read only when needed, checked when read; contents known
+to hold no credential not scanned again; PNGs written by the build decode as cairo's."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import time
+
+import pytest
+
+import reportgen.load.contents as contents
+from reportgen.errors import InputError
+from reportgen.load.contents import FileHashes, read_run_files
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The paths the walker reads, in order."""
+    seen: list[str] = []
+    real = contents.read_bytes
+
+    def counting(path):
+        seen.append(os.path.basename(path))
+        return real(path)
+
+    monkeypatch.setattr(contents, "read_bytes", counting)
+    monkeypatch.setattr(contents, "RACY_SECONDS", -60.0)  # files written by the test count as settled
+    return seen
+
+
+def folder_of(tmp_path, **files):
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    return tmp_path
+
+
+def test_an_unchanged_file_keeps_its_recorded_hash_and_is_not_read(tmp_path, reads):
+    folder = folder_of(tmp_path, a=b"alpha", b=b"beta")
+    first = FileHashes()
+    read_run_files(folder, first)
+    assert sorted(reads) == ["a", "b"]
+    again = FileHashes.from_text(first.to_text())
+    reads.clear()
+    files = read_run_files(folder, again)
+    assert reads == []  # hashed from the record
+    assert files.sha256 == {"a": hashlib.sha256(b"alpha").hexdigest(), "b": hashlib.sha256(b"beta").hexdigest()}
+    assert files.data["a"] == b"alpha" and reads == ["a"]  # read when asked for, once
+    assert files.data["a"] == b"alpha" and reads == ["a"]
+
+
+def test_a_changed_file_is_read_again(tmp_path, reads):
+    folder = folder_of(tmp_path, a=b"alpha")
+    record = FileHashes()
+    read_run_files(folder, record)
+    (folder / "a").write_bytes(b"omega")  # other bytes, other times
+    reads.clear()
+    files = read_run_files(folder, FileHashes.from_text(record.to_text()))
+    assert reads == ["a"] and files.sha256["a"] == hashlib.sha256(b"omega").hexdigest()
+
+
+def test_a_file_changed_during_the_build_stops_it(tmp_path, reads):
+    folder = folder_of(tmp_path, a=b"alpha")
+    record = FileHashes()
+    read_run_files(folder, record)
+    files = read_run_files(folder, FileHashes.from_text(record.to_text()))
+    stat = os.stat(folder / "a")
+    (folder / "a").write_bytes(b"ALPHA")  # same size, after it was listed
+    os.utime(folder / "a", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    with pytest.raises(InputError, match="this file changed while the build was running"):
+        files.data["a"]
+
+
+def test_a_file_written_a_moment_ago_is_not_recorded(tmp_path, monkeypatch):
+    monkeypatch.setattr(contents, "RACY_SECONDS", 2.0)
+    folder = folder_of(tmp_path, fresh=b"new")
+    record = FileHashes()
+    read_run_files(folder, record)
+    assert record.to_text() == ""  # it could change again within the clock's tick
+    later = time.time() + 3600
+    monkeypatch.setattr(contents.time, "time", lambda: later)  # an hour on, the file has settled
+    read_run_files(folder, record)
+    assert "fresh\t" in record.to_text()
+
+
+def test_a_known_clean_content_is_not_scanned_again(make_source, run_cli, tmp_path, monkeypatch):
+    import reportgen.audit.credentials as credentials
+
+    source, site = make_source(), tmp_path / "site"
+    assert run_cli("build", source, "--out", site, "-q").exit_code == 0
+    scanned: list[bytes] = []
+    real = credentials.scan_text
+    monkeypatch.setattr(credentials, "scan_text", lambda text, *a: scanned.append(text) or real(text, *a))
+    assert run_cli("build", source, "--out", site, "--version", "v2", "-q").exit_code == 0
+    assert not any("Here you go" in text for text in scanned)  # the responses: known clean
+    # A new content is scanned, and a credential in it still stops the build.
+    response = source / "experiments/mini/artifacts/X-1/response.txt"
+    response.write_text(response.read_text() + "key: sk-proj-" + "s" * 40 + "\n")
+    result = run_cli("build", source, "--out", site, "--version", "v3", "-q")
+    assert result.exit_code == 1 and "looks like a OpenAI-style API key" in result.output
+
+
+def test_a_written_png_decodes_as_the_drawing():
+    import cairocffi
+
+    from reportgen.render.png import opaque_png
+
+    surface = cairocffi.ImageSurface(cairocffi.FORMAT_ARGB32, 5, 3)
+    context = cairocffi.Context(surface)
+    context.set_source_rgb(1, 1, 1)
+    context.paint()
+    context.set_source_rgb(0.2, 0.4, 0.6)
+    context.rectangle(1, 1, 2, 1)
+    context.fill()
+    png = opaque_png(surface)
+    back = cairocffi.ImageSurface.create_from_png(io.BytesIO(png))
+    assert (back.get_width(), back.get_height()) == (5, 3)
+    assert bytes(back.get_data()) == bytes(surface.get_data())  # every pixel, as drawn
+    see_through = cairocffi.ImageSurface(cairocffi.FORMAT_ARGB32, 2, 2)  # transparent: cairo writes it
+    assert opaque_png(see_through) is None

@@ -1,0 +1,184 @@
+"""Versions that share a store: a published version never changes when another is added,
+and a new version writes only what its changes touch."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tarfile
+import io
+
+import pytest
+
+import reportgen.render.sheets
+from conftest import default_rows
+from reportgen.render.packs import read_pack, tar_gz
+from sitecheck import broken_links, call_section, manifest_problems, sheet_of
+
+
+@pytest.fixture
+def small_sheets(monkeypatch):
+    """Two calls to a sheet: the mini source's services get two sheets each."""
+    monkeypatch.setattr(reportgen.render.sheets, "SHEET_CALLS", 2)
+
+
+def corrected(rows, call_id):
+    """The rows with one grade turned the other way, as a reviewer's correction."""
+    out = [dict(r) for r in rows]
+    row = next(r for r in out if r["call_id"] == call_id)
+    row["qualified"] = "false" if row["qualified"] == "true" else "true"
+    return out
+
+
+def store_files(site):
+    return {p.name: p.stat() for p in (site / "store").iterdir() if not p.name.startswith(".")}
+
+
+def listed(version):
+    return set(json.loads((version / "manifest.json").read_text())["store"])
+
+
+def version_files(version):
+    return {p.relative_to(version).as_posix(): p.read_bytes() for p in version.rglob("*") if p.is_file()}
+
+
+def build(run_cli, source, out, *extra):
+    result = run_cli("build", source, "--out", out, "-q", *extra)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_a_published_version_is_untouched_by_the_next(make_source, run_cli, tmp_path, small_sheets):
+    site = tmp_path / "site"
+    build(run_cli, make_source(), site)
+    v1 = version_files(site / "v1")
+    shared = {name: (st.st_size, st.st_mtime_ns, st.st_ino) for name, st in store_files(site).items()}
+    source = make_source(corrected(default_rows(), "X-3"), site='title = "Mini report"\nversion = "v2"\nprevious = "v1"\n')
+    build(run_cli, source, site)
+    assert version_files(site / "v1") == v1  # byte for byte
+    after = store_files(site)
+    for name, (size, mtime, ino) in shared.items():  # no store file rewritten, moved or removed
+        assert (after[name].st_size, after[name].st_mtime_ns, after[name].st_ino) == (size, mtime, ino), name
+    assert manifest_problems(site / "v1") == [] and manifest_problems(site / "v2") == []
+    for label in ("v1", "v2"):
+        assert run_cli("verify", site / label).exit_code == 0, label
+    assert broken_links(site) == []
+    assert (site / "diff" / "v1..v2" / "index.html").is_file()
+
+
+def test_a_corrected_grade_writes_one_sheet_and_changes_the_pages_that_cite_it(
+        make_source, run_cli, tmp_path, small_sheets):
+    before, after = tmp_path / "before", tmp_path / "after"
+    build(run_cli, make_source(), before)
+    rows = corrected(default_rows(), "X-3")
+    build(run_cli, make_source(rows), after)
+    old_sheet, new_sheet = sheet_of(before / "v1", "mini", "X-3"), sheet_of(after / "v1", "mini", "X-3")
+    # The store: the sheet of X-3 and X-4 is new; every other file is the same file.
+    assert set(store_files(after)) - set(store_files(before)) == {new_sheet.name}
+    assert set(store_files(before)) - set(store_files(after)) == {old_sheet.name}
+    assert sheet_of(after / "v1", "mini", "X-1").name == sheet_of(before / "v1", "mini", "X-1").name
+    assert "<dt>Grade</dt><dd>pass</dd>" in call_section(after / "v1", "mini", "X-3")
+    # The version: what changed are the pages that cite X-3 or show a number it enters.
+    # (Every page names the source's digest in its footer: that is masked here.)
+    def masked(version):
+        digest = json.loads((version / "data/results.json").read_text())["source_digest"].encode()
+        return {rel: data.replace(digest, b"sha256:<source>") for rel, data in version_files(version).items()}
+
+    a, b = masked(before / "v1"), masked(after / "v1")
+    assert set(a) == set(b)
+    changed = {rel for rel in a if a[rel] != b[rel]}
+    claims = json.loads(b["data/results.json"])["claims"]
+    citing = {c["id"] for c in claims if "X-3" in c["evidence"]}
+    for rel in changed:
+        text = b[rel].decode("utf-8", "replace")
+        assert (new_sheet.name in text or any(f"#{cid}\"" in text for cid in citing)
+                or rel.startswith(("data/", "charts/")) or rel == "manifest.json"), rel
+    for rel, data in a.items():
+        if old_sheet.name in data.decode("utf-8", "replace"):
+            assert rel in changed, rel  # every link to the old sheet now names the new one
+    evidence = {rel for rel in b if rel.startswith("evidence/")}
+    assert {rel for rel in evidence if rel in changed} == {rel for rel in evidence if "X-3" in b[rel].decode()}
+    assert any("X-3" not in b[rel].decode() for rel in evidence)  # Y's lists: the same files
+    assert run_cli("verify", after / "v1").exit_code == 0
+
+
+def test_a_second_build_writes_no_sheet_and_mends_a_missing_one(make_source, run_cli, tmp_path):
+    source, site = make_source(), tmp_path / "site"
+    build(run_cli, source, site)
+    output = build(run_cli, source, site, "--version", "v2")
+    assert "(0 written, 2 shared with earlier builds)" in output
+    sheet = sheet_of(site / "v2", "mini", "X-1")
+    sheet.unlink()  # a store file lost: the next build writes it again, the same bytes
+    output = build(run_cli, source, site, "--version", "v3")
+    assert "(1 written, 1 shared with earlier builds)" in output
+    assert sheet.is_file() and sheet_of(site / "v3", "mini", "X-1") == sheet
+    assert hashlib.sha256(sheet.read_bytes()).hexdigest() + ".html" == sheet.name
+    for label in ("v1", "v2", "v3"):
+        assert run_cli("verify", site / label).exit_code == 0, label
+
+
+def test_a_store_file_of_the_wrong_size_is_mended(make_source, run_cli, tmp_path):
+    source, site = make_source(), tmp_path / "site"
+    build(run_cli, source, site)
+    png = next((site / "store").glob("*.png"))
+    good = png.read_bytes()
+    png.write_bytes(good[:100])  # a copy cut short
+    assert run_cli("verify", site / "v1").exit_code == 1
+    build(run_cli, source, site, "--version", "v2")
+    assert png.read_bytes() == good
+    assert run_cli("verify", site / "v1").exit_code == 0
+
+
+def test_the_page_of_changes_is_what_diff_prints(make_source, run_cli, tmp_path):
+    site = tmp_path / "site"
+    rows = default_rows()
+    build(run_cli, make_source(rows), site)
+    # v2: X-3 corrected, and a row moved to the end of the log (the same call, elsewhere).
+    changed = corrected(rows, "X-3")
+    changed.append(changed.pop(0))
+    source = make_source(changed, site='title = "Mini report"\nversion = "v2"\nprevious = "v1"\n')
+    (source / "experiments/mini/artifacts/Y-3/response.txt").write_text("Another reply.\n")
+    build(run_cli, source, site)
+    built = (site / "diff/v1..v2/index.html").read_text()
+    result = run_cli("diff", site / "v1", site / "v2", "--html", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out/index.html").read_text() == built
+    text = run_cli("diff", site / "v1", site / "v2").output
+    assert "~ mini/X-3 (sha256:" in text and "qualified: False -> True" in text
+    assert "mini/X-1" not in text  # moved, not changed
+    assert "~ mini/Y-3: response.txt:" in text
+
+
+def test_packs_are_deterministic_tarballs_of_files_named_by_their_hash():
+    members = [("index.json", b"{}"), ("a" * 64 + ".txt", b"x" * 700), ("b" * 64 + ".txt", b"")]
+    data = tar_gz(members)
+    assert tar_gz(members) == data
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        got = [(m.name, tar.extractfile(m).read(), m.mtime, m.uid, m.uname) for m in tar]
+    assert got == [(name, body, 0, 0, "") for name, body in members]
+    assert data[4:8] == b"\0\0\0\0"  # no time in the gzip header
+
+
+def test_every_packed_file_is_the_raw_file_it_names(demo_site):
+    store = demo_site.parent / "store"
+    sheets = [s for p in (demo_site / "data").glob("*/artifacts.json") for s in json.loads(p.read_text())["sheets"]]
+    assert sheets and any(s["pack"] for s in sheets)
+    for sheet in sheets:
+        if sheet["pack"]:
+            index, files = read_pack((store / sheet["pack"]).read_bytes())
+            assert set(index["calls"]) <= set(sheet["calls"])
+            for name, body in files.items():
+                assert hashlib.sha256(body).hexdigest() == name.split(".")[0]
+            for entries in index["calls"].values():
+                for e in entries:
+                    assert (e["file"] in files) == (e["in"] == "pack")
+
+
+def test_a_sheet_names_no_version(demo_site):
+    store = demo_site.parent / "store"
+    for sheet in store.glob("*.html"):
+        text = sheet.read_text()
+        links = re.findall(r'(?:href|src)="([^"]+)"', text)
+        assert all("/" not in link or link == "../index.html" for link in links), sheet.name
