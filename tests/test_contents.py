@@ -120,3 +120,19 @@ def test_a_written_png_decodes_as_the_drawing():
     assert bytes(back.get_data()) == bytes(surface.get_data())  # every pixel, as drawn
     see_through = cairocffi.ImageSurface(cairocffi.FORMAT_ARGB32, 2, 2)  # transparent: cairo writes it
     assert opaque_png(see_through) is None
+
+
+def test_a_call_folder_lists_its_files_in_path_order():
+    """Files below a call's folder come in the order of their paths' parts, the order a
+    sheet lists them in, also where string order differs ('a.txt' < 'a/b' as strings)."""
+    from pathlib import PurePosixPath
+
+    from reportgen.load.artifacts import _below
+
+    names = sorted(["calls/1/a.txt", "calls/1/a/b.txt", "calls/1/z.txt", "calls/10/x", "calls/1-2/y",
+                    "calls/2/only.txt"])
+    assert _below(names, "calls/1") == sorted(["calls/1/a.txt", "calls/1/a/b.txt", "calls/1/z.txt"],
+                                              key=lambda n: PurePosixPath(n).parts)
+    assert _below(names, "calls/1")[0] == "calls/1/a/b.txt"
+    assert _below(names, "calls/2") == ["calls/2/only.txt"]
+    assert _below(names, "calls/3") == []

@@ -182,3 +182,55 @@ def test_a_sheet_names_no_version(demo_site):
         text = sheet.read_text()
         links = re.findall(r'(?:href|src)="([^"]+)"', text)
         assert all("/" not in link or link == "../index.html" for link in links), sheet.name
+
+
+def _a_sheet():
+    from datetime import datetime, timezone
+
+    from reportgen.model.calls import Call
+    from reportgen.render.sheets import PublishedFile, Sheet, SheetCall
+
+    call = Call("c-1", 2, "run", "b1", "A", "", "m", "m", datetime(2026, 1, 1, tzinfo=timezone.utc),
+                "2026-01-01T00:00:00Z", "sha256:" + "0" * 64, "ok", "stop", 12.5, True, "", "calls/c-1", 1,
+                False, False, "formal", {"note": "x"})
+    file = PublishedFile("response.txt", "a" * 64, "response", 10, None, None, "a" * 64 + ".txt", None)
+    entry = SheetCall(call, "call-c-1", "pass", "r.json", None, (file,), "b" * 64, "p.png", "s.svg", ("n",), True)
+    return Sheet("run", "A", 1, 1, 1, 1, "calls.csv", "line", "", "CairoSVG", "s.css", "i.svg", (entry,))
+
+
+def _changed(value):
+    """A different value of the same kind."""
+    if isinstance(value, bool) or value is None:
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, str):
+        return value + "x"
+    if isinstance(value, tuple):
+        return value + ("y",)
+    if isinstance(value, dict):
+        return {**value, "more": "y"}
+    return value.replace(year=value.year + 1)  # a datetime
+
+
+def test_every_field_of_a_sheet_record_names_the_sheet():
+    """The key stands for the sheet's content: a change to any field of the record, of a
+    call on it, or of a file it lists, gives another key."""
+    import dataclasses
+
+    from reportgen.render.sheets import sheet_key
+
+    sheet = _a_sheet()
+    assert sheet._fields[-1] == "calls"  # the key takes every other field as the header
+    base = sheet_key("code", sheet)
+    assert sheet_key("code", _a_sheet()) == base and sheet_key("other code", sheet) != base
+    variants = [sheet._replace(**{f: _changed(getattr(sheet, f))}) for f in sheet._fields if f != "calls"]
+    entry = sheet.calls[0]
+    entries = [entry._replace(**{f: _changed(getattr(entry, f))}) for f in entry._fields if f not in ("call", "files")]
+    entries += [entry._replace(call=dataclasses.replace(entry.call, **{f.name: _changed(getattr(entry.call, f.name))}))
+                for f in dataclasses.fields(entry.call)]
+    file = entry.files[0]
+    entries += [entry._replace(files=(file._replace(**{f: _changed(getattr(file, f))}),)) for f in file._fields]
+    variants += [sheet._replace(calls=(e,)) for e in entries]
+    keys = [sheet_key("code", v) for v in variants]
+    assert base not in keys and len(set(keys)) == len(keys)

@@ -71,7 +71,10 @@ def _below(names: list[str], folder: str) -> list[str]:
     prefix = folder + "/"
     start = bisect.bisect_left(names, prefix)
     end = bisect.bisect_left(names, folder + "0", start)  # "0" follows "/"
-    return sorted(names[start:end], key=lambda rel: rel.split("/"))
+    below = names[start:end]
+    if not any("/" in rel[len(prefix):] for rel in below):
+        return below  # the folder's own files: string order is already Path order
+    return sorted(below, key=lambda rel: rel.split("/"))
 
 
 def _link_below(links: tuple[str, ...], folder: str) -> bool:
