@@ -197,3 +197,52 @@ def test_large_runs_get_a_summarised_latency_chart(monkeypatch):
     chart = next(c for c in charts.build_charts(analysis) if c.name == "latency")
     assert "5th to the 95th percentile" in chart.caption
     assert chart.rows[0][0] == "A" and chart.svg.startswith(b"<svg")
+
+
+def test_charts_drawn_in_a_worker_are_the_charts_drawn_here(monkeypatch, tmp_path, run_cli):
+    """A large source's charts are drawn in a worker process while the build audits: the
+    version is byte for byte the one a build that draws them itself writes."""
+    import json
+
+    import reportgen.build.pipeline as pipeline
+    import reportgen.render.charts as charts
+    from conftest import DEMO
+
+    drawers = []
+
+    class Recorded(charts.ChartDrawer):
+        def __init__(self, background=False):
+            super().__init__(background)
+            drawers.append(self.pool is not None)
+
+    monkeypatch.setattr(charts, "ChartDrawer", Recorded)
+    manifests = []
+    for threshold, site in ((10**9, tmp_path / "here"), (0, tmp_path / "worker")):
+        monkeypatch.setattr(pipeline, "BACKGROUND_CHARTS", threshold)
+        result = run_cli("build", DEMO, "--out", site, "--no-cache", "-q")
+        assert result.exit_code == 0, result.output
+        manifests.append(json.loads((site / "v1" / "manifest.json").read_text())["files"])
+    assert drawers == [False, True]
+    charts_made = {name for name in manifests[0] if name.startswith("charts/")}
+    assert len(charts_made) >= 10 and manifests[1] == manifests[0]
+
+
+def test_charts_are_drawn_here_when_their_worker_dies(monkeypatch):
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    import reportgen.render.charts as charts
+    from conftest import DEMO
+    from reportgen.analysis.run import analyze_run
+    from reportgen.load.source import load_source
+
+    class Dying(charts.ChartDrawer):
+        def draw(self, spec):
+            broken: Future = Future()
+            broken.set_exception(BrokenProcessPool("the worker died"))
+            return broken
+
+    analysis = analyze_run(load_source(DEMO).runs[0])
+    drawn = charts.start_charts(analysis, Dying())()
+    assert [c.svg for c in drawn] == [c.svg for c in charts.build_charts(analysis)]
+    assert drawn and all(c.svg.startswith(b"<svg") for c in drawn)

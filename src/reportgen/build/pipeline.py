@@ -6,8 +6,10 @@ import dataclasses
 import gc
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reportgen.analysis.run import analyze_run
 from reportgen.audit.redaction import redact_audited
@@ -38,6 +40,17 @@ from reportgen.write.version import (
     check_publishable,
     remove_leftovers,
 )
+
+if TYPE_CHECKING:  # charts imports altair and pandas: see _chart_drawer
+    from reportgen.analysis.results import ExperimentAnalysis
+    from reportgen.render.charts import Chart, ChartDrawer
+
+    Early = dict[str, tuple[ExperimentAnalysis, Callable[[], tuple[Chart, ...]]]]
+
+
+# Calls from which a source's charts are drawn in a worker process, beside the audit
+# (starting the worker costs more than a small run's charts).
+BACKGROUND_CHARTS = 20_000
 
 
 @dataclass(frozen=True)
@@ -98,10 +111,14 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
             renders.start_early(snapshot, source)
         validated = _load(source, snapshot, version)
         del snapshot
-        clean = check.clean_contents()
-        audited = _audit(validated, renders, redact, progress, clean)
-        check.remember_clean(clean)
-        report = _analyse(validated, audited, progress, renders)
+        with _chart_drawer(validated) as drawer:
+            # Without --redact the audit leaves the runs as they are: each is analysed first,
+            # so that its charts are drawn (in their worker) while it is audited.
+            early = {} if redact else _analyse_early(validated, drawer, progress)
+            clean = check.clean_contents()
+            audited = _audit(validated, renders, redact, progress, clean)
+            check.remember_clean(clean)
+            report = _analyse(validated, audited, progress, renders, drawer, early)
     gc.freeze()
     progress.stage(f"rendered {render_cache.misses} distinct SVGs, reused {render_cache.hits}")
     report = _with_narrative(report, load_pages(source))
@@ -194,23 +211,44 @@ def _summary(remembered: Remembered, label: str, folder: Path, reused: int, seco
                         n_sheets_written=n_sheets_written, **fields)
 
 
-def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Progress,
-             renders: BackgroundRenders) -> Report:
+def _chart_drawer(validated: ValidatedSource) -> ChartDrawer:
     # Imported here, not above: altair and pandas take a second to import, which a build
     # that finds its version up to date never needs, and which a full build pays while
     # the renders keep the other cores busy.
-    from reportgen.render.charts import build_charts
+    from reportgen.render.charts import ChartDrawer
+
+    return ChartDrawer(background=sum(len(run.calls) for run in validated.runs) >= BACKGROUND_CHARTS)
+
+
+def _analyse_early(validated: ValidatedSource, drawer: ChartDrawer, progress: Progress) -> Early:
+    """Each run's analysis and its charts (being drawn), by run id."""
+    from reportgen.render.charts import start_charts
+
+    early: Early = {}
+    for run in validated.runs:
+        progress.stage(f"analysing {run.contract.id}: {len(run.calls)} calls")
+        analysis = analyze_run(run)
+        early[run.contract.id] = (analysis, start_charts(analysis, drawer))
+    return early
+
+
+def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Progress,
+             renders: BackgroundRenders, drawer: ChartDrawer, early: Early) -> Report:
+    from reportgen.render.charts import start_charts
 
     runs = []
     for item in audited:
         run = item.run
-        progress.stage(f"analysing {run.contract.id}: {len(run.calls)} calls")
-        analysis = analyze_run(run)
+        analysis, charts = early.get(run.contract.id, (None, None))
+        if analysis is None or analysis.run is not run:  # not analysed yet, or the audit made a copy
+            progress.stage(f"analysing {run.contract.id}: {len(run.calls)} calls")
+            analysis = analyze_run(run)
+            charts = start_charts(analysis, drawer)
         claims = build_claims(analysis, item.findings)
         progress.stage("drawing charts")
-        charts = build_charts(analysis)
+        drawn_charts = charts()
         settings, drawn = renders.result(run)
-        runs.append(RunReport(analysis, claims, item.artifacts, drawn, settings, item.findings, charts))
+        runs.append(RunReport(analysis, claims, item.artifacts, drawn, settings, item.findings, drawn_charts))
     return Report(validated, tuple(runs), built_at(validated))
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
@@ -37,8 +40,73 @@ class Chart:
     rows: tuple[tuple[str, ...], ...]  # the table beside the chart, already formatted
 
 
-def _svg(chart: alt.TopLevelMixin, columns: tuple[str, ...], rows: tuple[tuple[str, ...], ...]) -> bytes:
-    svg = vl_convert.vegalite_to_svg(chart.to_dict())
+@dataclass(frozen=True)
+class ChartPlan:
+    """A chart before it is drawn: its Vega-Lite specification in place of the SVG."""
+
+    name: str
+    title: str
+    caption: str
+    alt: str
+    spec: dict
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+class ChartDrawer:
+    """Vega-Lite to SVG with vl-convert: here, or in a worker process (``background``),
+    so that a large run's charts are drawn while the build goes on auditing it:
+    vl-convert holds the interpreter for the seconds a board of 50 services takes."""
+
+    def __init__(self, background: bool = False) -> None:
+        self.pool: ProcessPoolExecutor | None = None
+        if background:
+            from reportgen.render.svg import worker_context
+
+            self.pool = ProcessPoolExecutor(1, mp_context=worker_context())
+
+    def __enter__(self) -> "ChartDrawer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def draw(self, spec: dict) -> Future:
+        """The SVG text of ``spec``, when it is drawn."""
+        if self.pool is not None:
+            return self.pool.submit(vl_convert.vegalite_to_svg, spec)
+        done: Future = Future()
+        done.set_result(vl_convert.vegalite_to_svg(spec))
+        return done
+
+
+def start_charts(analysis: ExperimentAnalysis, drawer: ChartDrawer) -> Callable[[], tuple[Chart, ...]]:
+    """The run's charts, planned here and drawn by ``drawer``: call the result to have them."""
+    plans = plan_charts(analysis)
+    drawing = [drawer.draw(plan.spec) for plan in plans]
+
+    def finished() -> tuple[Chart, ...]:
+        return tuple(Chart(p.name, p.title, p.caption, p.alt, _with_data(_drawn(svg, p.spec), p.columns, p.rows),
+                           p.columns, p.rows) for p, svg in zip(plans, drawing))
+
+    return finished
+
+
+def _drawn(svg: Future, spec: dict) -> str:
+    try:
+        return svg.result()
+    except BrokenProcessPool:  # the worker died (killed, out of memory): drawn here instead
+        return vl_convert.vegalite_to_svg(spec)
+
+
+def build_charts(analysis: ExperimentAnalysis) -> tuple[Chart, ...]:
+    """The run's charts, drawn here."""
+    return start_charts(analysis, ChartDrawer())()
+
+
+def _with_data(svg: str, columns: tuple[str, ...], rows: tuple[tuple[str, ...], ...]) -> bytes:
+    """The SVG with the table it was drawn from, as JSON in its <metadata>."""
     data = json.dumps({"columns": list(columns), "rows": [list(r) for r in rows]}, ensure_ascii=False)
     head, sep, rest = svg.partition(">")
     return f"{head}{sep}<metadata>{escape(data)}</metadata>{rest}".encode()
@@ -49,7 +117,7 @@ def _base(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
         labelFontSize=12, titleFontSize=12, grid=True, gridColor="#e5e8eb")
 
 
-def build_charts(analysis: ExperimentAnalysis) -> tuple[Chart, ...]:
+def plan_charts(analysis: ExperimentAnalysis) -> tuple[ChartPlan, ...]:
     # A score run's "pass" only says a call completed: no pass-rate charts for it.
     scored = analysis.run.contract.primary_metric == "score"
     rates = None if scored else _rates(analysis)
@@ -88,7 +156,7 @@ def _interval_layers(df: pd.DataFrame, y: str, colour: str, x_title: str,
     return [rule, point]
 
 
-def _rates(analysis: ExperimentAnalysis) -> Chart | None:
+def _rates(analysis: ExperimentAnalysis) -> ChartPlan | None:
     rows = []
     for s in analysis.overall.services:
         for label, est in (("all planned first submissions", s.first_pass),
@@ -105,13 +173,13 @@ def _rates(analysis: ExperimentAnalysis) -> Chart | None:
                    f"[{present.percent(r['low'])}, {present.percent(r['high'])}]") for r in rows)
     columns = ("service and measure", "passes", "rate", f"{level} interval")
     text = "; ".join(f"{r[0]} {r[2]} {r[3]}" for r in table)
-    return Chart("rates", "Pass rate of each service, with its interval",
+    return ChartPlan("rates", "Pass rate of each service, with its interval",
                  f"Each dot is a pass rate, each bar its {level} Wilson interval. The headline is the rate over "
                  "all planned first submissions; the rate among complete returns answers a narrower question.",
-                 f"Interval chart of pass rates: {text}.", _svg(chart, columns, table), columns, table)
+                 f"Interval chart of pass rates: {text}.", chart.to_dict(), columns, table)
 
 
-def _difference(analysis: ExperimentAnalysis) -> Chart:
+def _difference(analysis: ExperimentAnalysis) -> ChartPlan:
     contract = analysis.run.contract
     rows = [{"row": f"{c.candidate} − {c.baseline}", "estimate": c.difference.estimate,
              "low": c.difference.low, "high": c.difference.high, "kind": "difference"}
@@ -153,18 +221,18 @@ def _difference(analysis: ExperimentAnalysis) -> Chart:
     table = tuple((r["row"], value(r["estimate"]), span(r["low"], r["high"])) for r in rows)
     table += tuple((f"line: {x['line']}", value(x["at"]), "") for x in lines)
     columns = ("quantity", "value", f"{level} interval")
-    return Chart("difference", "The difference against zero and the registered thresholds",
+    return ChartPlan("difference", "The difference against zero and the registered thresholds",
                  f"The dot is the difference candidate − baseline in {quantity}; the bar is its "
                  f"{level} {method} interval. Dashed lines: zero, the minimum useful effect and minus the "
                  "non-inferiority margin registered in the contract.",
                  "Difference chart: " + "; ".join(f"{r[0]} {r[1]} {r[2]}".strip() for r in table) + ".",
-                 _svg(chart, columns, table), columns, table)
+                 chart.to_dict(), columns, table)
 
 
 MAX_UNIT_ROWS = 40  # past this many pairs or tasks, a histogram of the differences
 
 
-def _paired(analysis: ExperimentAnalysis) -> Chart:
+def _paired(analysis: ExperimentAnalysis) -> ChartPlan:
     """Each pair's (or task's) difference as a dot, or their histogram when there are
     many; with zero, the mean and its interval, and the minimum useful effect."""
     contract = analysis.run.contract
@@ -209,14 +277,14 @@ def _paired(analysis: ExperimentAnalysis) -> Chart:
         x="at:Q", y=alt.Y("y:Q", scale=None), text="line:N")
     chart = _base(alt.layer(body, refs, labels).properties(width=WIDTH, height=height))
     table += tuple((f"line: {x['line'] or 'interval end'}", present.score(x["at"])) for x in lines)
-    return Chart("paired", f"Every {unit}'s difference",
+    return ChartPlan("paired", f"Every {unit}'s difference",
                  f"{shape} ({p.candidate} − {p.baseline}, {d.n} {unit}s). Dashed lines: zero, the mean, the ends of "
                  f"its {level} t interval and the registered minimum useful effect. Read the spread, not only the mean.",
                  "Paired differences: " + "; ".join(f"{a} {b}" for a, b in table) + ".",
-                 _svg(chart, columns, table), columns, table)
+                 chart.to_dict(), columns, table)
 
 
-def _blocks(analysis: ExperimentAnalysis) -> Chart:
+def _blocks(analysis: ExperimentAnalysis) -> ChartPlan:
     rows = []
     for block in analysis.blocks:
         for s in block.services:
@@ -231,14 +299,14 @@ def _blocks(analysis: ExperimentAnalysis) -> Chart:
     table = tuple((r["row"], r["n"], present.percent(r["estimate"]),
                    f"[{present.percent(r['low'])}, {present.percent(r['high'])}]") for r in rows)
     columns = ("block and service", "passes", "rate", f"{level} interval")
-    return Chart("blocks", "Pass rate per block",
+    return ChartPlan("blocks", "Pass rate per block",
                  "The same rate inside each block of the design. A difference that lives in one block only "
                  "points to a time effect rather than a service effect. Small blocks have wide intervals.",
                  "Per-block interval chart: " + "; ".join(f"{r[0]} {r[2]}" for r in table) + ".",
-                 _svg(chart, columns, table), columns, table)
+                 chart.to_dict(), columns, table)
 
 
-def _latency(analysis: ExperimentAnalysis) -> Chart | None:
+def _latency(analysis: ExperimentAnalysis) -> ChartPlan | None:
     run = analysis.run
     counted = {cid for s in analysis.overall.services for cid in s.complete_calls}
     rows = [{"service": c.service, "seconds": c.latency_ms / 1000, "call": c.call_id}
@@ -269,14 +337,14 @@ def _latency(analysis: ExperimentAnalysis) -> Chart | None:
                    present.milliseconds(by_service[svc].latency_p90_ms))
                   for svc, group in df.groupby("service", sort=True))
     columns = ("service", "complete returns", "median", "90th percentile")
-    return Chart("latency", "Latency of complete returns",
+    return ChartPlan("latency", "Latency of complete returns",
                  f"{how} Technical failures are left out here (a timeout's latency is the timeout) and counted "
                  "in the outcome chart.",
                  "Latency strip chart: " + "; ".join(f"{r[0]} median {r[2]}, p90 {r[3]}" for r in table) + ".",
-                 _svg(chart, columns, table), columns, table)
+                 chart.to_dict(), columns, table)
 
 
-def _outcomes(analysis: ExperimentAnalysis) -> Chart | None:
+def _outcomes(analysis: ExperimentAnalysis) -> ChartPlan | None:
     rows = []
     score = analysis.run.contract.primary_metric == "score"
     for s in analysis.overall.services:
@@ -304,8 +372,8 @@ def _outcomes(analysis: ExperimentAnalysis) -> Chart | None:
     ).properties(width=WIDTH, height=40 * df["service"].nunique()))
     table = tuple((r["service"], r["outcome"], str(r["calls"]), present.percent(r["share"])) for r in rows)
     columns = ("service", "outcome", "calls", "share of planned")
-    return Chart("outcomes", "What happened to every planned call",
+    return ChartPlan("outcomes", "What happened to every planned call",
                  f"Each bar is all planned first submissions of a service: {'scored' if score else 'passed, failed the task'}"
                  ", and each kind of technical failure kept apart.",
                  "Stacked bar chart of outcomes: " + "; ".join(f"{r[0]} {r[1]} {r[2]} ({r[3]})" for r in table) + ".",
-                 _svg(chart, columns, table), columns, table)
+                 chart.to_dict(), columns, table)

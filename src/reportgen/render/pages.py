@@ -85,10 +85,14 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
     for rendered in report.pages:
         page(f"pages/{rendered.page.name}.html", "page.html", narrative=rendered)
     by_id = {v.id: v for v in views}
+
+    def evidence_page(key: str, run_id: str, service: str, ids: Sequence[str]) -> None:
+        # Inside the task: which sheets hold the calls is worked out by whichever process writes the page.
+        page(f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id, service=service, n_calls=len(ids),
+             **sheet_shares(by_id[run_id], service, [calls[(run_id, i)] for i in ids]))
+
     for key, (run_id, service, ids) in evidence_sets.items():
-        tasks.append(partial(page, f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id,
-                             service=service, n_calls=len(ids),
-                             **sheet_shares(by_id[run_id], service, [calls[(run_id, i)] for i in ids])))
+        tasks.append(partial(evidence_page, key, run_id, service, ids))
     large.append(partial(page, "claims.html", "claims.html", claim_list=report.claims, calls=calls,
                          claim_evidence=claim_evidence, preview=EVIDENCE_PREVIEW))
     large.append(partial(_emit_made, out, "data/results.json", partial(results_json, report)))

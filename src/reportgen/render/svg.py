@@ -134,6 +134,17 @@ def render_and_keep(svgs: Mapping[str, bytes], settings: RenderSettings, cache: 
     return fresh
 
 
+def worker_context() -> multiprocessing.context.BaseContext:
+    """Where the build's worker processes come from: a fresh server process (forkserver)
+    that has loaded the renderer once, never the build itself, which may by then hold
+    threads and a large address space."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["reportgen.render.svg", "cairosvg"])
+    return context
+
+
 def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: int | None = None,
                tick: Callable[[], None] = lambda: None, stop: threading.Event | None = None) -> dict[str, Render]:
     """Render each distinct SVG once (keyed by its sha256), in parallel worker processes.
@@ -146,10 +157,7 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
         return {}
     pending = dict(sorted(svgs.items()))
     processes = max(1, min(processes or os.cpu_count() or 1, len(pending)))
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    context = multiprocessing.get_context(method)
-    if method == "forkserver":  # workers fork from a server that has loaded the renderer once
-        context.set_forkserver_preload(["reportgen.render.svg", "cairosvg"])
+    context = worker_context()
     results: dict[str, Render] = {}
     strikes: dict[str, int] = {}
     while pending:
