@@ -136,3 +136,24 @@ def test_a_call_folder_lists_its_files_in_path_order():
     assert _below(names, "calls/1")[0] == "calls/1/a/b.txt"
     assert _below(names, "calls/2") == ["calls/2/only.txt"]
     assert _below(names, "calls/3") == []
+
+
+def test_drawings_are_handed_on_before_the_other_files_are_read(tmp_path, reads):
+    """A folder's SVGs are hashed first and handed to ``drawings`` (which starts their
+    renders) before any other file is read; drawings all known from the record are not
+    handed on (the build that recorded them rendered them)."""
+    folder = folder_of(tmp_path, **{"a.txt": b"alpha", "b.svg": b"<svg/>", "c.SVG": b"<svg></svg>", "d.json": b"{}"})
+    handed = []
+
+    def drawings(files):
+        handed.append((sorted(files.sha256), list(reads)))
+        assert files.data["b.svg"] == b"<svg/>"
+
+    record = FileHashes()
+    files = read_run_files(folder, record, drawings)
+    assert handed == [(["b.svg", "c.SVG"], ["b.svg", "c.SVG"])]  # only the drawings read so far
+    assert list(files.sha256) == ["a.txt", "b.svg", "c.SVG", "d.json"]  # in listed order all the same
+    assert files.sha256["d.json"] == hashlib.sha256(b"{}").hexdigest()
+    handed.clear()
+    read_run_files(folder, FileHashes.from_text(record.to_text()), drawings)
+    assert handed == []

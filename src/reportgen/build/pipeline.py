@@ -7,6 +7,7 @@ import gc
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -97,18 +98,20 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
     started = time.perf_counter()
     progress.stage(f"reading {source}")
     hashes = load_file_hashes(cache, source)  # files unchanged since the last build are not read
-    snapshot = read_source(source, hashes)  # None when the site configuration has problems: load_source says which
-    check = NO_CHECK
-    if snapshot is not None:
-        label = version or snapshot.config.version
-        check = IncrementalCheck.of(source, out, label, snapshot.config.theme, snapshot.digest, redact, cache)
-        if earlier := _up_to_date(check, snapshot, source, out, label, progress):
-            return dataclasses.replace(earlier, seconds=time.perf_counter() - started)
-        check_publishable(out, label, snapshot.digest, force)  # refused before any work: published from elsewhere
     render_cache = RenderCache(cache)
     with BackgroundRenders(render_cache, progress) as renders:
-        if snapshot is not None and not redact:  # with --redact, the redacted copies are drawn
-            renders.start_early(snapshot, source)
+        # Each folder's SVGs are rendered from the moment they are read (a version found up
+        # to date has them all in the cache); with --redact, the redacted copies are drawn.
+        early_drawings = None if redact else partial(renders.start_early, source)
+        snapshot = read_source(source, hashes, early_drawings)  # None: the site configuration has problems
+        check = NO_CHECK
+        if snapshot is not None:
+            label = version or snapshot.config.version
+            check = IncrementalCheck.of(source, out, label, snapshot.config.theme, snapshot.digest, redact, cache)
+            if earlier := _up_to_date(check, snapshot, source, out, label, progress):
+                renders.cancel()
+                return dataclasses.replace(earlier, seconds=time.perf_counter() - started)
+            check_publishable(out, label, snapshot.digest, force)  # refused before any work: published from elsewhere
         validated = _load(source, snapshot, version)
         del snapshot
         with _chart_drawer(validated) as drawer:

@@ -13,7 +13,7 @@ from reportgen.errors import Collector
 from reportgen.load.artifacts import svg_files
 from reportgen.load.contract import load_contract
 from reportgen.model.artifacts import Artifact, CallArtifacts, Render, RenderSettings
-from reportgen.model.source import SourceSnapshot, ValidatedRun
+from reportgen.model.source import RunFiles, ValidatedRun
 from reportgen.render.svg import RenderCache, contract_render_settings, render_and_keep, render_settings
 
 
@@ -40,14 +40,18 @@ class BackgroundRenders:
             self.stop.set()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
-    def start_early(self, snapshot: SourceSnapshot, source: Path) -> None:
-        """Render every SVG file of each run folder from the moment it is read, while the
-        log is validated and the run audited and analysed (one core would sit idle)."""
-        for name, files in snapshot.runs.items():
-            contract = load_contract(source / "experiments" / name, f"experiments/{name}", Collector())
-            svgs = svg_files(files)
-            if contract is not None and svgs:
-                self._submit(contract.id, contract_render_settings(contract), svgs)
+    def cancel(self) -> None:
+        """Render no more: the build needs none of it (its version was up to date)."""
+        self.stop.set()
+
+    def start_early(self, source: Path, name: str, files: RunFiles) -> None:
+        """Render the SVG files of experiment folder ``name`` from the moment they are
+        read, while the rest of the source is read and the log validated, audited and
+        analysed (a core would sit idle)."""
+        contract = load_contract(source / "experiments" / name, f"experiments/{name}", Collector())
+        svgs = svg_files(files)
+        if contract is not None and svgs:
+            self._submit(contract.id, contract_render_settings(contract), svgs)
 
     def start(self, run: ValidatedRun, artifacts: dict[str, CallArtifacts]) -> None:
         """The SVGs the run's calls need: those an early job is not already rendering."""

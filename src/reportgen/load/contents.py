@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from reportgen.errors import InputError, Problem
@@ -60,6 +60,10 @@ class FileHashes:
             if len(entry) > 64 and path:
                 entries[path] = entry
         return cls(entries)
+
+
+def _svg_name(rel: str) -> bool:
+    return rel.lower().endswith(".svg")
 
 
 def _stamp(st: os.stat_result) -> str:
@@ -113,12 +117,20 @@ class FileRef:
         return self.contents[self.rel]
 
 
-def read_run_files(folder: Path, hashes: FileHashes | None = None) -> RunFiles:
+def read_run_files(folder: Path, hashes: FileHashes | None = None,
+                   drawings: Callable[[RunFiles], None] | None = None) -> RunFiles:
     """Every regular file below ``folder``, hashed: from ``hashes`` when a file is as it
-    was recorded there, else read (and its bytes kept)."""
+    was recorded there, else read (and its bytes kept). ``drawings``: called with the
+    folder's SVG files alone, once they are hashed and before any other file is read,
+    when some of them had to be read (new or changed since the hashes were recorded), so
+    that rendering them can start while the rest is read."""
     listing = list_folder(os.path.abspath(folder), with_stat=True)  # recorded hashes go by absolute path
-    paths, sha256, sizes, read = {}, {}, {}, {}
-    for (rel, path), st in zip(listing.files, listing.stats):
+    paths: dict[str, str] = {}
+    sha256: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+    read: dict[str, bytes] = {}
+
+    def hashed(rel: str, path: str, st: os.stat_result) -> None:
         paths[rel], sizes[rel] = path, st.st_size
         known = hashes.get(path, st) if hashes is not None else None
         if known is None:
@@ -127,5 +139,21 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None) -> RunFiles:
             if hashes is not None:
                 hashes.put(path, st, known)
         sha256[rel] = known
+
+    entries = list(zip(listing.files, listing.stats))
+    for (rel, path), st in entries:
+        if _svg_name(rel):
+            hashed(rel, path, st)
+    if drawings is not None and read:  # new or changed drawings: an earlier build rendered the others
+        drawings(RunFiles(FileContents(dict(paths), dict(sha256), dict(sizes), dict(read)), frozenset(), (),
+                          dict(sha256)))
+    for (rel, path), st in entries:
+        if not _svg_name(rel):
+            hashed(rel, path, st)
+    # In listed order, as every reader of the folder expects it.
+    order = [rel for (rel, _), _ in entries]
+    paths = {rel: paths[rel] for rel in order}
+    sha256 = {rel: sha256[rel] for rel in order}
+    sizes = {rel: sizes[rel] for rel in order}
     return RunFiles(FileContents(paths, sha256, sizes, read), frozenset(listing.dirs),
                     tuple(rel for rel, _ in listing.links), sha256)

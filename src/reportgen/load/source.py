@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Sequence
 
@@ -21,10 +23,12 @@ from reportgen.model.config import RunContract, SiteConfig
 from reportgen.model.source import RawLog, RawRow, RunFiles, SourceSnapshot, ValidatedRun, ValidatedSource
 
 
-def read_source(source: Path, hashes: FileHashes | None = None) -> SourceSnapshot | None:
+def read_source(source: Path, hashes: FileHashes | None = None,
+                drawings: Callable[[str, RunFiles], None] | None = None) -> SourceSnapshot | None:
     """Every input file, hashed (``hashes``: those known from an earlier build; see
     ``contents``); None when the site configuration itself has problems (``load_source``
-    then reports them, with every other problem)."""
+    then reports them, with every other problem). ``drawings``: called with each
+    experiment folder's name and its SVG files, before the folder's other files are read."""
     problems = Collector()
     if not source.is_dir():
         return None
@@ -33,7 +37,8 @@ def read_source(source: Path, hashes: FileHashes | None = None) -> SourceSnapsho
     names = _experiment_names(experiments_dir, config, problems)
     if config is None or problems.problems or any(_log_too_large(experiments_dir / n) for n in names):
         return None  # load_source reports why, without reading the oversized log
-    runs = {name: read_run_files(experiments_dir / name, hashes) for name in names}
+    runs = {name: read_run_files(experiments_dir / name, hashes, partial(drawings, name) if drawings else None)
+            for name in names}
     return SourceSnapshot(config, runs, _digest(source, [(f"experiments/{n}", f) for n, f in runs.items()]))
 
 
