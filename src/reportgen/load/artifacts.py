@@ -36,7 +36,7 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
                 with open(path, "rb") as handle:
                     data = handle.read()
                 named.append((name, data, sha256(data)))
-        files = [Artifact(name, digest, data, _kind(name)) for name, data, digest in named]
+        files = [Artifact(name, digest, data, artifact_kind(name)) for name, data, digest in named]
         if "svg" not in {a.kind for a in files}:
             response = next((a for a in files if a.kind == "response"), None)
             span = next(svg_spans(response.data), None) if response else None
@@ -60,7 +60,7 @@ def svg_files(files: RunFiles) -> dict[str, Artifact]:
     start at once)."""
     out: dict[str, Artifact] = {}
     for rel, digest in files.sha256.items():
-        if digest not in out and _kind(rel) == "svg":
+        if digest not in out and artifact_kind(rel) == "svg":
             out[digest] = Artifact(os.path.basename(rel), digest, _ref(files, rel), "svg")
     return out
 
@@ -122,7 +122,8 @@ def drawing_digest(data: bytes) -> str:
     return sha256(b" ".join(_BETWEEN_TAGS.sub(b"><", element).split()))
 
 
-def _kind(name: str) -> str:
+def artifact_kind(name: str) -> str:
+    """What a file of a call is, by its name: "svg" (a drawing), "response" (text) or "other"."""
     lower = name.lower()
     if lower.endswith(".svg"):
         return "svg"

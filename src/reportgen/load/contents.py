@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from reportgen.errors import InputError, Problem
+from reportgen.load.artifacts import artifact_kind
 from reportgen.load.files import list_folder, read_bytes
 from reportgen.model.source import RunFiles
 
@@ -60,10 +61,6 @@ class FileHashes:
             if len(entry) > 64 and path:
                 entries[path] = entry
         return cls(entries)
-
-
-def _svg_name(rel: str) -> bool:
-    return rel.lower().endswith(".svg")
 
 
 def _stamp(st: os.stat_result) -> str:
@@ -142,13 +139,13 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
 
     entries = list(zip(listing.files, listing.stats))
     for (rel, path), st in entries:
-        if _svg_name(rel):
+        if artifact_kind(rel) == "svg":
             hashed(rel, path, st)
     if drawings is not None and read:  # new or changed drawings: an earlier build rendered the others
         drawings(RunFiles(FileContents(dict(paths), dict(sha256), dict(sizes), dict(read)), frozenset(), (),
                           dict(sha256)))
     for (rel, path), st in entries:
-        if not _svg_name(rel):
+        if artifact_kind(rel) != "svg":
             hashed(rel, path, st)
     # In listed order, as every reader of the folder expects it.
     order = [rel for (rel, _), _ in entries]
