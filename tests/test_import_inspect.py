@@ -83,7 +83,7 @@ def test_every_shared_log_reads_or_is_refused_in_one_line(path: Path) -> None:
     assert (log.harness, log.task, log.model) == ("inspect", header["eval"]["task"], header["eval"]["model"])
     assert log.harness_version == header["eval"].get("packages", {}).get("inspect_ai", "unknown")
     assert len(log.samples) == len(samples) and log.started_at[-6] in "+-"
-    assert all(s.columns["sample_id"] == s.unit and dict(s.artifacts)["messages.json"] for s in log.samples)
+    assert all(s.columns["sample_id"] == s.unit and dict(s.materialize()[1])["messages.json"] for s in log.samples)
     # The oracle: Inspect's own number for the scorer, from the file, against the report's number.
     [entry] = [e for e in header["results"]["scores"] if e["name"] == log.metric][:1]
     metric = next(m for m in ("accuracy", "mean") if m in entry["metrics"])
@@ -187,13 +187,15 @@ def test_a_small_log_becomes_one_sample_per_sample_and_epoch(tmp_path: Path, wri
                                                    "epoch, one call)",
                                       "sample_uuid": "Inspect's sample uuid (this run of the sample in this epoch)"}
     first = log.samples[0]
-    assert first.request == {"model": "acme/alpha", "config": {"temperature": 0.0, "max_tokens": 64},
+    assert first.request == {} and first.artifacts == ()  # read again from the log when written
+    request, artifacts = first.materialize()
+    assert request == {"model": "acme/alpha", "config": {"temperature": 0.0, "max_tokens": 64},
                              "model_generate_config": {}, "input": "Question 1?"}
     assert (first.status, first.finish_reason, first.returned_model, first.latency_ms) == (
         "ok", "stop", "acme-2025-01-01", 1250.0)
     assert first.grade_reason == 'match: "C"; answer: Yes' and first.started_at == ""
     assert dict(first.columns) == {"sample_id": "1", "sample_uuid": "u-1-1"}
-    files = dict(first.artifacts)
+    files = dict(artifacts)
     assert list(files) == ["output.txt", "messages.json"]
     assert files["output.txt"] == b"Yes"  # the text part only: the reasoning part is not the answer
     assert json.loads(files["messages.json"]) == samples[1]["messages"]
@@ -289,8 +291,9 @@ def test_attachments_are_resolved_and_images_stay_references(tmp_path: Path) -> 
                                                  {"type": "image", "image": "attachment://bb"}]}]
     one["messages"].insert(0, {"role": "system", "content": "attachment://aa"})
     log = read_one(write_json(tmp_path / "a.json", inspect_log("acme/alpha", [one])))
-    assert log.samples[0].request["input"] == one["input"]
-    assert json.loads(dict(log.samples[0].artifacts)["messages.json"])[0]["content"] == "A long system prompt"
+    request, artifacts = log.samples[0].materialize()
+    assert request["input"] == one["input"]
+    assert json.loads(dict(artifacts)["messages.json"])[0]["content"] == "A long system prompt"
     assert log.prompt == "What is this?"
 
 

@@ -230,7 +230,7 @@ def import_(ctx: click.Context, harness: str, paths: tuple[Path, ...], into: Pat
 
     click.echo(f"  reading {len(paths)} {harness} log path(s); nothing is written until every one reads", err=True)
     try:
-        created, runs = import_logs(harness, paths, into, experiment, baseline)
+        created, runs = import_logs(harness, paths, into, experiment, baseline, TerminalProgress(quiet=False))
     except Exception as exc:  # noqa: BLE001 - every failure is reported by _fail
         _fail(exc, ctx.obj["debug"])
         return

@@ -17,14 +17,17 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from reportgen.errors import InputError, Problem
-from reportgen.importers.records import HarnessLog, MetricKind, Sample, json_object
+from reportgen.importers.json_stream import Item, StreamError, stream_items, stream_members
+from reportgen.importers.records import NO_REQUEST, HarnessLog, MetricKind, Payload, Sample, json_object
+from reportgen.importers.spool import Spool
 
 REQUIRED = ("run_spec.json", "scenario_state.json", "per_instance_stats.json")
 
@@ -45,12 +48,15 @@ COLUMN_NOTES = {
 
 @dataclass(frozen=True)
 class _Unit:
-    """One graded unit: an instance in one train trial, and the request states HELM made for it."""
+    """One graded unit: an instance in one train trial, and the request states HELM made
+    for it: their small fields (``states``, see ``_slim``) held, each whole state in the
+    spool (``loads``) until it is written."""
 
     instance_id: str
     trial: int
     split: str
     states: tuple[Mapping[str, Any], ...]
+    loads: tuple[Callable[[], Any], ...]
 
 
 @dataclass(frozen=True)
@@ -88,18 +94,12 @@ def _load(path: Path) -> _Run:
                                   f"{'is' if len(missing) == 1 else 'are'} missing (helm-run writes "
                                   f"{', '.join(REQUIRED)} into each run folder)")])
     spec = _object(_read_json(folder / "run_spec.json"), folder / "run_spec.json")
-    state = _object(_read_json(folder / "scenario_state.json"), folder / "scenario_state.json")
-    states = state.get("request_states")
-    if not isinstance(states, list):
-        raise InputError([Problem(str(folder / "scenario_state.json"), 0, "request_states",
-                                  "expected a list of request states")])
-    units, n_perturbed = _units(states, folder / "scenario_state.json")
+    units, n_perturbed = _units(folder / "scenario_state.json")
     stats_file = folder / "stats.json"
     aggregates = _read_json(stats_file) if stats_file.is_file() else None
     scenario = _read_json(folder / "scenario.json") if (folder / "scenario.json").is_file() else {}
     return _Run(str(path), spec, _scenario_name(spec, scenario), units, n_perturbed,
-                _instance_stats(_read_json(folder / "per_instance_stats.json"), folder / "per_instance_stats.json"),
-                aggregates if isinstance(aggregates, list) else None)
+                _instance_stats(folder / "per_instance_stats.json"), aggregates if isinstance(aggregates, list) else None)
 
 
 def _read_json(file: Path) -> Any:
@@ -111,6 +111,16 @@ def _read_json(file: Path) -> Any:
         raise InputError([Problem(str(file), 0, "", "not UTF-8 text")]) from None
 
 
+def _streamed(file: Path, elements: Iterator[Any], shape: str) -> Iterator[Any]:
+    """The elements of a large file, one at a time, with its errors as one line each."""
+    try:
+        yield from elements
+    except StreamError as exc:
+        message = f"expected {shape}" if exc.not_object else f"not valid JSON: {exc.msg}"
+        raise InputError([Problem(str(file), 0 if exc.not_object else exc.lineno, "", message)]) from None
+    except UnicodeDecodeError:
+        raise InputError([Problem(str(file), 0, "", "not UTF-8 text")]) from None
+
 
 def _object(value: Any, file: Path) -> Mapping[str, Any]:
     if not isinstance(value, dict):
@@ -118,13 +128,27 @@ def _object(value: Any, file: Path) -> Mapping[str, Any]:
     return value
 
 
-def _units(states: list[Any], file: Path) -> tuple[tuple[_Unit, ...], int]:
+def _request_states(file: Path) -> Iterator[Any]:
+    """scenario_state.json's request states, one at a time (the file can be gigabytes)."""
+    found = False
+    for key, value in _streamed(file, stream_members(file, "request_states"), "a JSON object"):
+        if key == "request_states":
+            if not isinstance(value, Item):
+                break  # not a list (an empty one yields nothing and is refused below)
+            found = True
+            yield value.value
+    if not found:
+        raise InputError([Problem(str(file), 0, "request_states", "expected a list of request states")])
+
+
+def _units(file: Path) -> tuple[tuple[_Unit, ...], int]:
     """Group the request states by instance and train trial, in the order HELM logged them.
     Perturbed copies of an instance share its id: they are counted, not imported, as the
     aggregate we reproduce is HELM's unperturbed one."""
-    groups: dict[tuple[str, int], list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, int], list[tuple[Mapping[str, Any], Callable[[], Any]]]] = defaultdict(list)
     n_perturbed = 0
-    for index, state in enumerate(states):
+    spool = Spool()
+    for index, state in enumerate(_request_states(file)):
         instance = state.get("instance") if isinstance(state, dict) else None
         if not isinstance(instance, dict) or not isinstance(state.get("request"), dict) \
                 or not isinstance(instance.get("id"), str):
@@ -134,17 +158,32 @@ def _units(states: list[Any], file: Path) -> tuple[tuple[_Unit, ...], int]:
             n_perturbed += 1
             continue
         trial = state.get("train_trial_index", 0)
-        groups[(instance["id"], trial if isinstance(trial, int) else 0)].append(state)
-    units = tuple(_Unit(iid, trial, str(members[0]["instance"].get("split") or ""), tuple(members))
+        groups[(instance["id"], trial if isinstance(trial, int) else 0)].append((_slim(state), spool.put(state)))
+    units = tuple(_Unit(iid, trial, str(members[0][0]["split"] or ""), tuple(m for m, _ in members),
+                        tuple(load for _, load in members))
                   for (iid, trial), members in groups.items())
     return units, n_perturbed
 
 
-def _instance_stats(value: Any, file: Path) -> dict[tuple[str, int], dict[str, Mapping[str, Any]]]:
-    if not isinstance(value, list):
-        raise InputError([Problem(str(file), 0, "", "expected a list of per-instance stats")])
+def _slim(state: Mapping[str, Any]) -> dict[str, Any]:
+    """What the grade, the notes and the log's columns read of a request state: no prompt,
+    no completion text (the heavy parts), which are read again from the spool when written."""
+    result = state.get("result")
+    slim: dict[str, Any] = {"split": state["instance"].get("split"), "model": state["request"].get("model"),
+                            "result": None}
+    if isinstance(result, dict):
+        kept = {k: result[k] for k in ("success", "error", "cached", "request_time", "request_datetime")
+                if k in result}
+        completions = result.get("completions")
+        if isinstance(completions, list) and completions and isinstance(completions[0], dict):
+            kept["completions"] = [{"finish_reason": completions[0].get("finish_reason")}]
+        slim["result"] = kept
+    return slim
+
+
+def _instance_stats(file: Path) -> dict[tuple[str, int], dict[str, Mapping[str, Any]]]:
     index: dict[tuple[str, int], dict[str, Mapping[str, Any]]] = {}
-    for entry in value:
+    for entry in _streamed(file, stream_items(file), "a list of per-instance stats"):
         if not isinstance(entry, dict) or entry.get("perturbation") or not isinstance(entry.get("stats"), list):
             continue
         trial = entry.get("train_trial_index")
@@ -194,7 +233,7 @@ def _kind(metric: str) -> MetricKind:
 
 def _log(run: _Run, metric: str) -> HarnessLog:
     adapter = json_object(run.spec.get("adapter_spec"))
-    model = adapter.get("model") or next((u.states[0]["request"].get("model") for u in run.units), None)
+    model = adapter.get("model") or next((u.states[0]["model"] for u in run.units), None)
     if not isinstance(model, str) or not model:
         raise InputError([Problem(run.source, 0, "model", "run_spec.json names no adapter_spec.model")])
     kind = _kind(metric)
@@ -263,16 +302,14 @@ def _sample(unit: _Unit, metric: str, kind: MetricKind, stats: Mapping[str, Mapp
         passed = value == 1.0
     else:
         score = value
-    requests = [s["request"] for s in unit.states]
     first = results[0] or {}
     return Sample(
-        unit=unit.instance_id, epoch=unit.trial + 1,
-        request=requests[0] if len(requests) == 1 else {"requests": requests},
+        unit=unit.instance_id, epoch=unit.trial + 1, request=NO_REQUEST, payload=partial(_payload, unit.loads),
         status=status, passed=passed, score=score, failure_reason=failure, grade_reason=grade_reason,
         finish_reason=_finish_reason(first) if len(results) == 1 else "",
         started_at=_started_at(results),
         latency_ms=_latency(first) if len(results) == 1 else None,
-        slice=unit.split, artifacts=_artifacts(unit, results),
+        slice=unit.split,
         columns={"instance_id": unit.instance_id, "train_trial_index": str(unit.trial)},
     )
 
@@ -297,9 +334,17 @@ def _started_at(results: Sequence[Mapping[str, Any] | None]) -> str:
     return datetime.fromtimestamp(min(stamps), tz=UTC).isoformat() if stamps else ""
 
 
-def _artifacts(unit: _Unit, results: Sequence[Mapping[str, Any] | None]) -> tuple[tuple[str, bytes], ...]:
+def _payload(loads: Sequence[Callable[[], Any]]) -> Payload:
+    """The unit's request (the one HELM made, or all of them) and its artifacts, from the spool."""
+    states = [load() for load in loads]
+    requests = [s["request"] for s in states]
+    return requests[0] if len(requests) == 1 else {"requests": requests}, _artifacts(states)
+
+
+def _artifacts(states: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, bytes], ...]:
     """response.txt (every completion's text, each under a header line when there are
     several) and request_state.json (the whole request state, or the list of them)."""
+    results = [s.get("result") if isinstance(s.get("result"), dict) else None for s in states]
     texts = [(i, j, str(c.get("text", ""))) for i, r in enumerate(results, 1) if r is not None
              for j, c in enumerate(r.get("completions") or [], 1) if isinstance(c, dict)]
     artifacts: list[tuple[str, bytes]] = []
@@ -310,7 +355,7 @@ def _artifacts(unit: _Unit, results: Sequence[Mapping[str, Any] | None]) -> tupl
         body = "".join(f"--- {f'request {i}, ' if several else ''}completion {j} ---\n{text}\n"
                        for i, j, text in texts)
         artifacts.append(("response.txt", body.encode("utf-8")))
-    state: object = unit.states[0] if len(unit.states) == 1 else list(unit.states)
+    state: object = states[0] if len(states) == 1 else list(states)
     artifacts.append(("request_state.json", (json.dumps(state, indent=2, ensure_ascii=False) + "\n").encode()))
     return tuple(artifacts)
 

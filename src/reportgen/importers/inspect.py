@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import math
 import zipfile
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -32,7 +33,9 @@ from reportgen.importers.inspect_samples import (
     read_sample,
     value_kind,
 )
-from reportgen.importers.records import HarnessLog, MetricKind, Sample, json_object
+from reportgen.importers.json_stream import Item, StreamError, stream_members
+from reportgen.importers.records import NO_REQUEST, HarnessLog, MetricKind, Payload, Sample, json_object
+from reportgen.importers.spool import Spool
 from reportgen.model.ordering import natural_key
 
 HARNESS = "inspect"
@@ -45,13 +48,24 @@ COLUMN_NOTES = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class _Ref:
+    """One sample as the log's checks need it (its id, epoch and scorers' values): the
+    sample itself waits in a spool (``load``) until it is read, and again when written."""
+
+    id: object
+    epoch: object
+    values: Mapping[str, object]  # scorer -> the value it gave
+    load: Callable[[], Any]
+
+
 @dataclass(frozen=True)
 class _Loaded:
-    """One Inspect log file, parsed: its header (eval, plan, results) and its samples."""
+    """One Inspect log file, read: its header (eval, plan, results) and its samples."""
 
     source: str
     header: Mapping[str, Any]
-    samples: tuple[Mapping[str, Any], ...]
+    samples: tuple[_Ref, ...]
     notes: tuple[str, ...] = ()
 
 
@@ -99,26 +113,41 @@ def _load(file: Path) -> _Loaded:
     return _load_eval(file) if is_zip else _load_json(file)
 
 
-def _parse(data: bytes, file: Path, field: str = "") -> Any:
-    """JSON as Inspect writes it (NaN and Infinity included, which Python's json reads)."""
+def _parse(data: bytes, file: Path, member: str) -> Any:
+    """One member of an .eval archive: JSON as Inspect writes it (NaN and Infinity included,
+    which Python's json reads); the line of an error is the member's, said in the message."""
     try:
         return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
-        _refuse(file, "not an Inspect log: not UTF-8 text; Inspect writes .eval (zip) or .json logs", field)
+        _refuse(file, "not an Inspect log: not UTF-8 text; Inspect writes .eval (zip) or .json logs", member)
     except json.JSONDecodeError as exc:
-        where = f"{exc.msg} at column {exc.colno}"
-        if field:  # a member of an .eval archive: the line is the member's, said in the message
-            _refuse(file, f"not valid JSON ({where}, line {exc.lineno}); Inspect writes every member of an .eval "
-                    "log as JSON", field)
-        _refuse(file, f"not an Inspect log: not valid JSON ({where}); Inspect writes an .eval (zip) or a .json log",
-                field, exc.lineno)
+        _refuse(file, f"not valid JSON ({exc.msg} at column {exc.colno}, line {exc.lineno}); Inspect writes every "
+                "member of an .eval log as JSON", member)
 
 
 def _load_json(file: Path) -> _Loaded:
-    header = _parse(file.read_bytes(), file)
+    """The header's members as they come, and each sample streamed into the spool: a
+    large log is never held whole."""
+    header: dict[str, Any] = {}
+    samples = []
+    spool = Spool()
+    try:
+        for key, value in stream_members(file, "samples"):
+            if isinstance(value, Item):
+                samples.append(_ref(value.value, spool))
+            elif key != "samples":
+                header[key] = value
+    except UnicodeDecodeError:
+        _refuse(file, "not an Inspect log: not UTF-8 text; Inspect writes .eval (zip) or .json logs")
+    except StreamError as exc:
+        if not exc.not_object:
+            _refuse(file, f"not an Inspect log: not valid JSON ({exc.msg} at column {exc.colno}); Inspect writes "
+                    "an .eval (zip) or a .json log", "", exc.lineno)
+        _check_header(None, file)
+    except OSError as exc:
+        _refuse(file, f"cannot be read ({exc.strerror or exc})")
     _check_header(header, file)
-    samples = header.pop("samples", None)
-    return _Loaded(str(file), header, tuple(_slim(s) for s in samples) if isinstance(samples, list) else ())
+    return _Loaded(str(file), header, tuple(samples))
 
 
 def _load_eval(file: Path) -> _Loaded:
@@ -137,17 +166,22 @@ def _load_eval(file: Path) -> _Loaded:
             else:
                 _refuse(file, "not an Inspect .eval log: the zip has no header.json (nor _journal/start.json)")
             _check_header(header, file)
-            samples = tuple(_slim(_parse(archive.read(name), file, one_line(name, 120))) for name in sorted(names)
-                            if name.startswith("samples/") and name.endswith(".json"))
+            spool = Spool()
+            samples = tuple(_ref(_parse(archive.read(name), file, one_line(name, 120)), spool)
+                            for name in sorted(names) if name.startswith("samples/") and name.endswith(".json"))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, NotImplementedError) as exc:
         _refuse(file, f"not a readable .eval log (an .eval log is a zip archive): {one_line(str(exc), 200)}")
     return _Loaded(str(file), header, samples, notes)
 
 
-def _slim(raw: Any) -> Any:
-    """A sample without its event transcript and message pool (often most of its bytes, and
-    nothing a call needs): a large log is held one slim sample at a time."""
-    return {k: v for k, v in raw.items() if k not in ("events", "message_pool")} if isinstance(raw, dict) else raw
+def _ref(raw: Any, spool: Spool) -> _Ref:
+    """The sample's id, epoch and values; the sample itself, without its event transcript
+    and message pool (often most of its bytes, and nothing a call needs), to the spool."""
+    if not isinstance(raw, dict):
+        return _Ref(None, None, {}, spool.put(raw))
+    values = {str(name): json_object(entry).get("value") for name, entry in json_object(raw.get("scores")).items()}
+    slim = {k: v for k, v in raw.items() if k not in ("events", "message_pool")}
+    return _Ref(raw.get("id"), raw.get("epoch", 1), values, spool.put(slim))
 
 
 def _check_header(header: Any, file: Path) -> None:
@@ -158,7 +192,7 @@ def _check_header(header: Any, file: Path) -> None:
                 "writes eval.task and eval.model in every log)")
 
 
-def _checked_samples(log: _Loaded) -> tuple[Mapping[str, Any], ...]:
+def _checked_samples(log: _Loaded) -> tuple[_Ref, ...]:
     """The samples in order (id, then epoch), each a sample of one id and epoch, or the log refused."""
     if not log.samples:
         status = log.header.get("status")
@@ -166,9 +200,8 @@ def _checked_samples(log: _Loaded) -> tuple[Mapping[str, Any], ...]:
                 "Inspect writes into its log; import a log of a run that completed samples (inspect eval logs "
                 "them unless run with --no-log-samples)")
     seen: set[tuple[str, int]] = set()
-    for index, raw in enumerate(log.samples):
-        sample_id = raw.get("id") if isinstance(raw, dict) else None
-        epoch = raw.get("epoch", 1) if isinstance(raw, dict) else None
+    for index, ref in enumerate(log.samples):
+        sample_id, epoch = ref.id, ref.epoch
         if isinstance(sample_id, bool) or not isinstance(sample_id, str | int) or sample_id == "" \
                 or isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
             _refuse(log.source, "expected a sample with an id and an epoch (a whole number from 1)",
@@ -177,7 +210,7 @@ def _checked_samples(log: _Loaded) -> tuple[Mapping[str, Any], ...]:
         if key in seen:
             _refuse(log.source, f"sample {one_line(key[0], 80)} epoch {epoch} appears twice", "samples")
         seen.add(key)
-    return tuple(sorted(log.samples, key=lambda s: (natural_key(str(s["id"])), s.get("epoch", 1))))
+    return tuple(sorted(log.samples, key=lambda ref: (natural_key(str(ref.id)), ref.epoch)))
 
 
 def _score_entries(results: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -189,11 +222,11 @@ def _score_entries(results: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [{**scorer, "metrics": results.get("metrics")}] if isinstance(scorer.get("name"), str) else []
 
 
-def _scorers(log: _Loaded, samples: Sequence[Mapping[str, Any]]) -> list[str]:
+def _scorers(log: _Loaded, samples: Sequence[_Ref]) -> list[str]:
     """The scorers in Inspect's order: as its results list them, else as the samples carry them."""
     names = [str(entry["name"]) for entry in _score_entries(json_object(log.header.get("results")))]
     if not names:
-        names = [name for raw in samples for name in json_object(raw.get("scores"))]
+        names = [name for ref in samples for name in ref.values]
     names = list(dict.fromkeys(names))
     if not names:
         _refuse(log.source, "no sample has a score and the results name no scorer: the run was not scored "
@@ -201,20 +234,20 @@ def _scorers(log: _Loaded, samples: Sequence[Mapping[str, Any]]) -> list[str]:
     return names
 
 
-def _kind(log: _Loaded, samples: Sequence[Mapping[str, Any]], scorer: str) -> MetricKind:
+def _kind(log: _Loaded, samples: Sequence[_Ref], scorer: str) -> MetricKind:
     """pass for grades, score for numbers; a scorer giving both, or anything else, is refused."""
     kinds: dict[str, str] = {}
-    for raw in samples:
-        value = json_object(json_object(raw.get("scores")).get(scorer)).get("value")
+    for ref in samples:
+        value = ref.values.get(scorer)
         if value is None:
             continue
         kind = value_kind(value)
         if not kind:
             shown = "a grade Inspect does not define" if isinstance(value, str) else f"a {type(value).__name__}"
-            _refuse(log.source, f"sample {one_line(str(raw['id']), 80)} epoch {raw.get('epoch', 1)}: the {scorer} "
+            _refuse(log.source, f"sample {one_line(str(ref.id), 80)} epoch {ref.epoch}: the {scorer} "
                     f"value is {shown}: the import needs a grade (C, I, P, N), a bool or a number per sample",
                     "scores")
-        kinds.setdefault(kind, str(raw["id"]))
+        kinds.setdefault(kind, str(ref.id))
     if len(kinds) > 1:
         _refuse(log.source, f"{scorer} gives grades on some samples (e.g. {kinds['pass']}) and numbers on others "
                 f"(e.g. {kinds['score']}): a metric is either pass/fail or a score", "scores")
@@ -238,7 +271,8 @@ def _harness_log(log: _Loaded) -> HarnessLog:
         request["config"] = plan_config
     if isinstance(model_config, dict):
         request["model_generate_config"] = model_config
-    read = [read_sample(raw, LogContext(scorer, kind, request)) for raw in samples]
+    context = LogContext(scorer, kind, request)
+    read = [_lazy_sample(ref, context) for ref in samples]
     made = tuple(sample for sample, _ in read)
     if all(o.ungraded and not o.error for _, o in read):
         _refuse(log.source, f"none of its {len(made)} samples has a score from {scorer} or an error: Inspect "
@@ -254,9 +288,20 @@ def _harness_log(log: _Loaded) -> HarnessLog:
         harness=HARNESS, harness_version=version if isinstance(version, str) and version else "unknown",
         source=log.source, task=evaluation["task"], model=evaluation["model"], metric=scorer, kind=kind,
         started_at=created, samples=made,
-        params=_params(model_config, plan_config), prompt=first_prompt(samples[0]),
+        params=_params(model_config, plan_config), prompt=first_prompt(samples[0].load()),
         listed_units=facts.listed, aggregate=aggregate, notes=notes,
         column_notes={k: v for k, v in COLUMN_NOTES.items() if k in present})
+
+
+def _lazy_sample(ref: _Ref, context: LogContext) -> tuple[Sample, Observed]:
+    """The sample's small fields now; its request and artifacts read again when written."""
+    sample, observed = read_sample(ref.load(), context)
+    return replace(sample, request=NO_REQUEST, artifacts=(), payload=partial(_payload, ref, context)), observed
+
+
+def _payload(ref: _Ref, context: LogContext) -> Payload:
+    sample, _ = read_sample(ref.load(), context)
+    return sample.request, sample.artifacts
 
 
 def _params(*configs: object) -> dict[str, object]:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from reportgen.build.progress import Progress
 from reportgen.importers.assemble import ImportedRun, assemble
 from reportgen.importers.records import HarnessLog
 from reportgen.importers.write import write_run, write_site_file
@@ -29,11 +30,13 @@ def read_logs(harness: str, paths: Sequence[Path]) -> list[HarnessLog]:
 
 
 def import_logs(harness: str, paths: Sequence[Path], into: Path, experiment: str | None = None,
-                baseline: str | None = None) -> tuple[bool, tuple[Imported, ...]]:
+                baseline: str | None = None, progress: Progress = Progress()) -> tuple[bool, tuple[Imported, ...]]:
     """Write every run the logs hold under ``into``; (whether reportgen.toml was written, runs).
     Everything is read and assembled before anything is written: a refused log leaves the
     source as it was."""
-    runs = assemble(read_logs(harness, paths), experiment, baseline)
+    logs = read_logs(harness, paths)
+    progress.stage(f"read {len(logs)} log(s) holding {sum(len(log.samples) for log in logs)} samples")
+    runs = assemble(logs, experiment, baseline)
     title = f"Imported {harness} evaluation"
     created = write_site_file(into, title)
-    return created, tuple(Imported(run, write_run(run, into)) for run in runs)
+    return created, tuple(Imported(run, write_run(run, into, progress)) for run in runs)

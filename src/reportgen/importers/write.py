@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
+from reportgen.build.progress import Progress
 from reportgen.importers.assemble import ImportedCall, ImportedRun
 
 BASE_COLUMNS = ["run_id", "block_id", "service", "service_group", "requested_model", "returned_model",
@@ -30,7 +31,7 @@ def canonical(body: Mapping[str, object]) -> bytes:
                       allow_nan=False, default=str).encode("utf-8")
 
 
-def write_run(run: ImportedRun, source: Path) -> Path:
+def write_run(run: ImportedRun, source: Path, progress: Progress = Progress()) -> Path:
     """Write one run under ``source/experiments/<id>/`` (replacing an earlier import of
     it) and return its folder."""
     folder = source / "experiments" / run.id
@@ -38,16 +39,18 @@ def write_run(run: ImportedRun, source: Path) -> Path:
         _clear(folder)
     (folder / "requests").mkdir(parents=True)
     rows = []
-    for call in run.calls:
-        # One sample's heavy part at a time (a lazy Sample reads it from the log now).
-        payload, artifacts = call.sample.materialize()
-        body = canonical(payload)
-        hexdigest = hashlib.sha256(body).hexdigest()
-        request = folder / "requests" / f"{hexdigest}.json"
-        if not request.exists():
-            request.write_bytes(body)
-        rows.append(_row(run, call, hexdigest, _artifacts(folder, call, artifacts)))
-        del payload, artifacts, body
+    with progress.bar(f"writing {run.id}", len(run.calls)) as bar:
+        for call in run.calls:
+            # One sample's heavy part at a time (a lazy Sample reads it from the log now).
+            payload, artifacts = call.sample.materialize()
+            body = canonical(payload)
+            hexdigest = hashlib.sha256(body).hexdigest()
+            request = folder / "requests" / f"{hexdigest}.json"
+            if not request.exists():
+                request.write_bytes(body)
+            rows.append(_row(run, call, hexdigest, _artifacts(folder, call, artifacts)))
+            del payload, artifacts, body
+            bar.update()
     (folder / "calls.csv").write_text(_csv(rows), encoding="utf-8", newline="")
     (folder / "run.toml").write_text(contract_text(run), encoding="utf-8")
     return folder
