@@ -22,6 +22,8 @@ def compare_claim(old: dict[str, Any], new: dict[str, Any], prefix: str = "") ->
 
 
 def _same(a: Any, b: Any) -> bool:
+    if a == b:  # most fields, and evidence lists of 100,000 ids, compared at C speed
+        return True
     if isinstance(a, float) and isinstance(b, float):
         return math.isclose(a, b, rel_tol=FLOAT_RTOL, abs_tol=1e-15)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):

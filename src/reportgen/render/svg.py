@@ -54,7 +54,7 @@ def contract_render_settings(contract: RunContract) -> RenderSettings:
                           RENDER_SECONDS, viewport)
 
 
-RENDER_CODE_VERSION = "3"  # bump when render_one changes what it produces
+RENDER_CODE_VERSION = "4"  # bump when render_one changes what it produces
 
 
 def cache_key(svg_sha: str, settings: RenderSettings) -> str:
