@@ -151,8 +151,9 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
 
     Workers come from a fresh server process (forkserver), never forked from the build
     itself, which by then may hold threads and a large address space (the chart engine).
-    A worker that dies breaks only the files in flight: they are retried once in a new
-    pool, and a file that breaks a pool twice is reported as crashing the renderer."""
+    A worker that dies breaks only the files in flight: they are retried once, each on
+    its own, in a new pool, and a file that breaks a pool twice is reported as crashing
+    the renderer."""
     if not svgs:
         return {}
     pending = dict(sorted(svgs.items()))
@@ -160,33 +161,38 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
     context = worker_context()
     results: dict[str, Render] = {}
     strikes: dict[str, int] = {}
+    size = _batch_size(len(pending), processes)
     while pending:
         broken: list[str] = []
         with ProcessPoolExecutor(processes, mp_context=context, initializer=_init_worker) as pool:
             _check_pool(pool)
-            futures = {pool.submit(render_one, data, settings): sha for sha, data in pending.items()}
+            items = list(pending.items())
+            futures = {pool.submit(render_batch, items[i:i + size], settings): [sha for sha, _ in items[i:i + size]]
+                       for i in range(0, len(items), size)}
             # Each render stops itself at the budget; this backstop covers a worker stuck in C.
-            backstop = settings.seconds * (len(futures) / processes + 2) + 30
+            backstop = settings.seconds * (len(pending) / processes + 2) + 30
             try:
                 for future in as_completed(futures, timeout=backstop):
                     if stop is not None and stop.is_set():  # the build failed: render no more
                         pool.shutdown(wait=True, cancel_futures=True)
                         return {}
-                    sha = futures[future]
-                    tick()
+                    shas = futures[future]
                     try:
-                        results[sha] = future.result()
+                        results.update(zip(shas, future.result(), strict=True))
                     except BrokenProcessPool:
-                        broken.append(sha)
+                        broken += shas
                     except Exception as exc:  # the call page says so; the build goes on
-                        results[sha] = _failed(sha, f"not rendered: the renderer failed ({type(exc).__name__})")
+                        results.update((sha, _failed(sha, f"not rendered: the renderer failed ({type(exc).__name__})"))
+                                       for sha in shas)
+                    for _ in shas:
+                        tick()
             except FuturesTimeout:
-                for future, sha in futures.items():
-                    if sha not in results:
-                        future.cancel()
-                        results[sha] = _failed(sha, "not rendered: the renderer did not finish in time")
+                for future, shas in futures.items():
+                    future.cancel()
+                    results.update((sha, _failed(sha, "not rendered: the renderer did not finish in time"))
+                                   for sha in shas if sha not in results)
                 _kill_workers(pool)
-        pending = {}
+        pending, size = {}, 1  # a retried file is rendered on its own: a crash takes down only itself
         for sha in broken:
             strikes[sha] = strikes.get(sha, 0) + 1
             if strikes[sha] >= 2:
@@ -194,6 +200,22 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
             else:
                 pending[sha] = svgs[sha]
     return results
+
+
+def _batch_size(n: int, processes: int) -> int:
+    """SVGs sent to a worker at a time: enough that a render (some milliseconds) is not
+    kept waiting for the build process to hand over the next (its thread that feeds the
+    workers runs only when the busy build lets go of the interpreter), few enough that
+    every worker gets several batches and they finish together."""
+    return max(1, min(BATCH_MAX, n // (processes * 8)))
+
+
+BATCH_MAX = 32
+
+
+def render_batch(items: list[tuple[str, bytes]], settings: RenderSettings) -> list[Render]:
+    """render_one on each SVG of a batch, in a worker."""
+    return [render_one(data, settings) for _, data in items]
 
 
 class RenderPoolError(ReportgenError):
