@@ -133,9 +133,9 @@ def test_newer_version_banner_and_versions_json(built_demo_copy, demo_source, ru
     assert broken_links(out) == []
 
 
-def mini_site(tmp_path, run_cli, make_source, version, rows=None, contract=CONTRACT, previous=None):
+def mini_site(tmp_path, run_cli, make_source, version, rows=None, contract=CONTRACT, previous=None, **log):
     site = f'title = "Mini report"\nversion = "{version}"\n' + (f'previous = "{previous}"\n' if previous else "")
-    source = make_source(rows=rows, contract=contract, site=site)
+    source = make_source(rows=rows, contract=contract, site=site, **log)
     result = run_cli("build", source, "--out", tmp_path / "site", "-q")
     assert result.exit_code == 0, result.output
     return tmp_path / "site" / version
@@ -181,6 +181,24 @@ def test_diff_golden(case, tmp_path, make_source, run_cli):
     assert page.is_file() and 'href="../../v1/index.html"' in text(page)
     assert 'href="../diff/v1..v2/index.html"' in text(new / "index.html")
     assert broken_links(tmp_path / "site") == []
+
+
+@pytest.mark.parametrize("variant", ["jsonl", "counted-blocks", "quoted-newline"])
+def test_diff_finds_the_changed_call_whatever_the_log_looks_like(variant, tmp_path, make_source, run_cli):
+    """Logs are compared as records (CSV and JSONL), or row by row where the whole log is
+    needed (a contract registering only a number of blocks): the same change either way."""
+    log = {"log_name": "calls.jsonl"} if variant == "jsonl" else {}
+    contract = CONTRACT.replace('blocks = ["1", "2"]', "blocks = 2") if variant == "counted-blocks" else CONTRACT
+    rows, changed = default_rows(), relabelled_rows()
+    if variant == "quoted-newline":  # a value spanning lines, in a row that stays and in the one that changes
+        rows[2]["grade_reason"] = changed[2]["grade_reason"] = 'said "no",\nthen yes'
+        rows[6]["grade_reason"] = changed[6]["grade_reason"] = "two\nlines"
+    old = mini_site(tmp_path, run_cli, make_source, "v1", rows=rows, contract=contract, **log)
+    new = mini_site(tmp_path, run_cli, make_source, "v2", rows=changed, contract=contract, previous="v1", **log)
+    result = run_cli("diff", old, new)
+    assert result.exit_code == 0, result.output
+    calls = result.output[result.output.index("Calls changed"):].split("\n\n")[0].splitlines()[1:]
+    assert len(calls) == 1 and "mini/Y-3 " in calls[0] and "qualified: False -> True" in calls[0], result.output
 
 
 def test_diff_of_identical_versions(tmp_path, make_source, run_cli):

@@ -62,9 +62,13 @@ def read_log(path: Path, rel: str, problems: Collector) -> RawLog | None:
         line = text.count("\n", 0, text.index("\x00")) + 1
         problems.add(rel, line, "", "contains a NUL byte: this is not a text log")
         return None
-    log = _read_jsonl(text, rel, path.name, problems) if path.suffix == ".jsonl" else \
-        _read_csv(text, rel, path.name, problems)
+    log = read_text(text, rel, path.name, problems)
     return dataclasses.replace(log, data=data) if log is not None else None
+
+
+def read_text(text: str, rel: str, name: str, problems: Collector) -> RawLog | None:
+    """A text log's rows (``name``: calls.csv or calls.jsonl), as read_log reads them."""
+    return _read_jsonl(text, rel, name, problems) if name.endswith(".jsonl") else _read_csv(text, rel, name, problems)
 
 
 def _read_csv(text: str, rel: str, name: str, problems: Collector) -> RawLog | None:

@@ -6,17 +6,21 @@ Verdict flips come first: they are what a reviewer must not miss.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from reportgen.errors import Collector
+from reportgen.load.calllog import find_log
+from reportgen.load.contract import load_contract
 from reportgen.load.source import load_contract_and_log, parse_rows
 from reportgen.model.calls import Call
 from reportgen.model.config import RunContract
 from reportgen.model.source import RawLog, RawRow, ValidatedSource
 from reportgen.published.compare import compare_claim
+from reportgen.published.log_records import Records, differing, parsed, records
 from reportgen.published.read import PublishedError, PublishedVersion, read_version
 
 CALL_FIELDS = [f.name for f in fields(Call) if f.name not in ("call_id", "line", "started_at", "extra")]
@@ -56,16 +60,16 @@ def diff_versions(old_folder: Path, new_folder: Path, new_source: ValidatedSourc
     publishes them as they are (no --redact), so they need not be read back."""
     old, new = read_version(old_folder), read_version(new_folder)
     old_runs = _published_runs(old)
-    new_runs = ({r.contract.id: (r.contract, r.log) for r in new_source.runs} if new_source is not None
-                else _published_runs(new))
+    new_runs = ({r.contract.id: _Side(r.contract, r.log.data, r.log.name, r.log.file, partial(_held, r.contract, r.log))
+                 for r in new_source.runs} if new_source is not None else _published_runs(new))
     contract: list[Change] = []
     added: list[str] = []
     removed: list[str] = []
     changed: list[Change] = []
     for rid in sorted(set(old_runs) | set(new_runs)):
         a, b = old_runs.get(rid), new_runs.get(rid)
-        old_toml = _flatten(a[0].raw) if a else {}
-        new_toml = _flatten(b[0].raw) if b else {}
+        old_toml = _flatten(a.contract.raw) if a else {}
+        new_toml = _flatten(b.contract.raw) if b else {}
         contract += [Change(f"{rid}/run.toml", k, old_toml.get(k), new_toml.get(k))
                      for k in sorted(set(old_toml) | set(new_toml)) if old_toml.get(k) != new_toml.get(k)]
         old_calls, new_calls = _differing_calls(a, b)
@@ -92,30 +96,70 @@ def diff_versions(old_folder: Path, new_folder: Path, new_source: ValidatedSourc
     )
 
 
-def _published_runs(version: PublishedVersion) -> dict[str, tuple[RunContract, RawLog]]:
-    """Each run's contract and log rows, as the version embeds them in data/."""
+@dataclass(frozen=True)
+class _Side:
+    """One version's run, as the diff needs it: its contract and its log's bytes; the
+    log's rows (``rows``) are read only when the logs cannot be compared as records."""
+
+    contract: RunContract  # as written (a registered number of blocks not yet resolved)
+    data: bytes
+    name: str  # calls.csv, calls.jsonl or calls.parquet
+    file: str  # for messages
+    rows: Callable[[], tuple[RunContract, RawLog]]  # the contract (blocks resolved) and every row
+
+
+def _published_runs(version: PublishedVersion) -> dict[str, _Side]:
+    """Each run's contract and log, as the version embeds them in data/."""
     problems = Collector()
     runs = {}
     for folder in sorted(p for p in (version.folder / "data").iterdir() if (p / "run.toml").is_file()):
-        read = load_contract_and_log(folder, f"data/{folder.name}", problems)
-        if read is not None:
-            runs[read[0].id] = read
+        rel = f"data/{folder.name}"
+        contract = load_contract(folder, rel, problems)
+        logs = find_log(folder)
+        if contract is None or len(logs) != 1:
+            problems.add(rel, 0, "", "expected a contract and one call log")
+            continue
+        try:
+            data = logs[0].read_bytes()
+        except OSError as exc:
+            raise PublishedError(f"{logs[0]}: cannot be read ({exc.strerror})") from None
+        runs[contract.id] = _Side(contract, data, logs[0].name, f"{rel}/{logs[0].name}",
+                                  partial(_read_rows, folder, rel))
     if problems.problems:
         raise PublishedError(f"{version.folder}: its embedded inputs do not read: {problems.problems[0]}")
     return runs
 
 
-def _differing_calls(a: tuple[RunContract, RawLog] | None, b: tuple[RunContract, RawLog] | None
-                     ) -> tuple[dict[str, Call], dict[str, Call]]:
+def _read_rows(folder: Path, rel: str) -> tuple[RunContract, RawLog]:
+    problems = Collector()
+    read = load_contract_and_log(folder, rel, problems)
+    if read is None or problems.problems:
+        shown = problems.problems[0] if problems.problems else rel
+        raise PublishedError(f"{folder}: its embedded inputs do not read: {shown}")
+    return read
+
+
+def _held(contract: RunContract, log: RawLog) -> tuple[RunContract, RawLog]:
+    return contract, log
+
+
+def _differing_calls(a: _Side | None, b: _Side | None) -> tuple[dict[str, Call], dict[str, Call]]:
     """The calls of the rows that are not the same in both logs, by call id, from each
-    side. A row that is the same, field for field, is the same call (a call's fields
-    are its row's), wherever it stands: only the others are parsed (a reviewer's 100
-    corrections to a log of 100,000 rows parse 200)."""
+    side. A row that is the same is the same call (a call's fields are its row's),
+    wherever it stands: only the others are parsed. Text logs are compared as records,
+    byte for byte, without reading the rows they share into values."""
+    if a is not None and b is not None and a.data == b.data and a.name == b.name:
+        return {}, {}
+    quick = _by_records(a, b) if a is not None and b is not None else None
+    if quick is not None:
+        return quick
+
     def key(row: RawRow) -> tuple:
         return tuple(row.values.items())
 
-    a_rows = a[1].rows if a else ()
-    b_rows = b[1].rows if b else ()
+    a_read, b_read = (a.rows() if a else None), (b.rows() if b else None)
+    a_rows = a_read[1].rows if a_read else ()
+    b_rows = b_read[1].rows if b_read else ()
     # Most rows stand where they stood: those are compared in place, the rest as multisets.
     same_place = {i for i, (x, y) in enumerate(zip(a_rows, b_rows)) if x.values == y.values}
     a_rest = [r for i, r in enumerate(a_rows) if i not in same_place]
@@ -132,13 +176,40 @@ def _differing_calls(a: tuple[RunContract, RawLog] | None, b: tuple[RunContract,
                 differ.append(row)
         if side is None or not differ:
             return {}
-        problems = Collector()
-        parsed = parse_rows(side[1], side[0], differ, problems)
-        if problems.problems:
-            raise PublishedError(f"{side[1].file}: does not read: {problems.problems[0]}")
-        return {c.call_id: c for c in parsed}
+        return _parsed_calls(side[0], side[1], differ)
 
-    return calls(a, a_rest), calls(b, b_rest)
+    return calls(a_read, a_rest), calls(b_read, b_rest)
+
+
+def _by_records(a: _Side, b: _Side) -> tuple[dict[str, Call], dict[str, Call]] | None:
+    """The differing calls from the records that differ; None when the logs cannot be
+    compared so (Parquet, another header, or a contract that registered only a number
+    of blocks, which only the whole log resolves)."""
+    if a.name != b.name or a.contract.block_count is not None or b.contract.block_count is not None:
+        return None
+    a_records, b_records = records(a.data, a.name), records(b.data, b.name)
+    if a_records is None or b_records is None or a_records.header != b_records.header:
+        return None
+    a_differ, b_differ = differing(a_records, b_records)
+
+    def calls(side: _Side, log: Records, chosen: list[tuple[int, bytes]]) -> dict[str, Call]:
+        if not chosen:
+            return {}
+        problems = Collector()
+        rows = parsed(log, chosen, side.file, side.name, problems)
+        if rows is None:
+            raise PublishedError(f"{side.file}: does not read: {problems.problems[0] if problems.problems else ''}")
+        return _parsed_calls(side.contract, rows, rows.rows)
+
+    return calls(a, a_records, a_differ), calls(b, b_records, b_differ)
+
+
+def _parsed_calls(contract: RunContract, log: RawLog, rows: Sequence[RawRow]) -> dict[str, Call]:
+    problems = Collector()
+    calls = parse_rows(log, contract, rows, problems)
+    if problems.problems:
+        raise PublishedError(f"{log.file}: does not read: {problems.problems[0]}")
+    return {c.call_id: c for c in calls}
 
 
 def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -1,0 +1,91 @@
+"""Comparing two versions' logs as records: the records are the rows csv reads (quoted
+newlines and doubled quotes included), and the records that differ are the rows that differ."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reportgen.errors import Collector
+from reportgen.load.calllog import REQUIRED_COLUMNS, read_text
+from reportgen.published.log_records import differing, parsed, records
+
+VARIED = ["call_id", "service", "qualified", "grade_reason"]
+OTHERS = [c for c in REQUIRED_COLUMNS if c not in VARIED]
+COLUMNS = VARIED + OTHERS
+# No bare "\r" in a value: csv.writer leaves it unquoted, and csv.reader then splits the row.
+texts = st.text(alphabet=st.sampled_from(list('ab ,"\n;é')), max_size=8)
+rows = st.lists(st.tuples(st.sampled_from(["A", "B"]), st.sampled_from(["true", "false"]), texts), max_size=12)
+
+
+def csv_log(items: list[tuple[str, ...]], line_end: str = "\n") -> bytes:
+    """A log of the items, each given a call id by its place unless it carries one."""
+    out = io.StringIO(newline="")
+    writer = csv.writer(out, lineterminator=line_end)
+    writer.writerow(COLUMNS)
+    writer.writerows([*(item if len(item) == len(VARIED) else (f"c{i}", *item)), *("x" for _ in OTHERS)]
+                     for i, item in enumerate(items))
+    return out.getvalue().encode("utf-8")
+
+
+def values(data: bytes, name: str) -> list[dict[str, str]]:
+    log = read_text(data.decode("utf-8"), "calls", name, Collector())
+    return [dict(r.values) for r in log.rows] if log else []
+
+
+@settings(max_examples=200, deadline=None)
+@given(items=rows, line_end=st.sampled_from(["\n", "\r\n"]))
+def test_the_records_of_a_csv_log_are_the_rows_csv_reads(items, line_end) -> None:
+    data = csv_log(items, line_end)
+    split = records(data, "calls.csv")
+    assert split is not None and len(split.records) == len(items)
+    if not items:
+        return
+    rows_read = parsed(split, list(split.records), "calls.csv", "calls.csv", Collector())
+    assert [dict(r.values) for r in rows_read.rows] == values(data, "calls.csv")
+    whole = read_text(data.decode("utf-8"), "calls.csv", "calls.csv", Collector())
+    assert [r.line for r in rows_read.rows] == [r.line for r in whole.rows]  # each row keeps its line
+
+
+@settings(max_examples=200, deadline=None)
+@given(items=rows, changes=st.lists(st.tuples(st.integers(0, 11), texts), max_size=4), data=st.data())
+def test_the_records_that_differ_are_the_rows_that_differ(items, changes, data) -> None:
+    old = [(f"c{i}", *item) for i, item in enumerate(items)]
+    new = list(old)
+    for index, text in changes:
+        if index < len(new):
+            new[index] = (*new[index][:3], text)
+    if new and data.draw(st.booleans()):  # rows that move are still the same rows
+        new = new[1:] + new[:1]
+    old_data, new_data = csv_log(old), csv_log(new)
+    a, b = records(old_data, "calls.csv"), records(new_data, "calls.csv")
+    a_differ, b_differ = differing(a, b)
+
+    def chosen(log, picked):
+        got = parsed(log, picked, "calls.csv", "calls.csv", Collector()) if picked else None
+        return Counter(tuple(sorted(r.values.items())) for r in got.rows) if got else Counter()
+
+    old_rows = Counter(tuple(sorted(v.items())) for v in values(old_data, "calls.csv"))
+    new_rows = Counter(tuple(sorted(v.items())) for v in values(new_data, "calls.csv"))
+    assert chosen(a, a_differ) == old_rows - new_rows
+    assert chosen(b, b_differ) == new_rows - old_rows
+
+
+def test_a_jsonl_log_is_one_record_per_line_and_parquet_is_not_split() -> None:
+    lines = [json.dumps({"call_id": f"c{i}", "note": "a\nb"}) for i in range(3)]
+    data = ("\n".join(lines) + "\n\n").encode("utf-8")
+    split = records(data, "calls.jsonl")
+    assert split.header == b"" and [r for _, r in split.records] == [line.encode() for line in lines]
+    assert [line for line, _ in split.records] == [1, 2, 3]
+    assert records(b"PAR1...", "calls.parquet") is None
+
+
+def test_a_record_with_a_quoted_newline_keeps_its_first_line() -> None:
+    data = csv_log([("A", "true", "one\ntwo"), ("B", "false", "x")])
+    split = records(data, "calls.csv")
+    assert [line for line, _ in split.records] == [2, 4]
