@@ -138,14 +138,15 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
         sha256[rel] = known
 
     entries = list(zip(listing.files, listing.stats))
-    for (rel, path), st in entries:
-        if artifact_kind(rel) == "svg":
+    drawn = [artifact_kind(rel) == "svg" for rel, _ in listing.files]
+    for ((rel, path), st), svg in zip(entries, drawn):
+        if svg:
             hashed(rel, path, st)
     if drawings is not None and read:  # new or changed drawings: an earlier build rendered the others
         drawings(RunFiles(FileContents(dict(paths), dict(sha256), dict(sizes), dict(read)), frozenset(), (),
                           dict(sha256)))
-    for (rel, path), st in entries:
-        if artifact_kind(rel) != "svg":
+    for ((rel, path), st), svg in zip(entries, drawn):
+        if not svg:
             hashed(rel, path, st)
     # In listed order, as every reader of the folder expects it.
     order = [rel for (rel, _), _ in entries]
