@@ -18,7 +18,7 @@ import json
 import math
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
@@ -31,10 +31,11 @@ from reportgen.importers.inspect_samples import (
     iso_with_offset,
     one_line,
     read_sample,
+    sample_payload,
     value_kind,
 )
 from reportgen.importers.json_stream import Item, StreamError, stream_members
-from reportgen.importers.records import NO_REQUEST, HarnessLog, MetricKind, Payload, Sample, json_object
+from reportgen.importers.records import HarnessLog, MetricKind, Payload, Sample, json_object
 from reportgen.importers.spool import Spool
 from reportgen.model.ordering import natural_key
 
@@ -295,13 +296,11 @@ def _harness_log(log: _Loaded) -> HarnessLog:
 
 def _lazy_sample(ref: _Ref, context: LogContext) -> tuple[Sample, Observed]:
     """The sample's small fields now; its request and artifacts read again when written."""
-    sample, observed = read_sample(ref.load(), context)
-    return replace(sample, request=NO_REQUEST, artifacts=(), payload=partial(_payload, ref, context)), observed
+    return read_sample(ref.load(), context, partial(_payload, ref, context))
 
 
 def _payload(ref: _Ref, context: LogContext) -> Payload:
-    sample, _ = read_sample(ref.load(), context)
-    return sample.request, sample.artifacts
+    return sample_payload(ref.load(), context)
 
 
 def _params(*configs: object) -> dict[str, object]:

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from reportgen.importers.records import MetricKind, Sample, json_object
+from reportgen.importers.records import NO_REQUEST, MetricKind, Payload, Sample, json_object
 
 # Inspect's letter grades and what its ``value_to_float`` counts them as (partial: 0.5).
 GRADES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
@@ -68,10 +68,11 @@ def value_kind(value: object) -> str:
     return ""
 
 
-def read_sample(raw: Mapping[str, Any], context: LogContext) -> tuple[Sample, Observed]:
+def read_sample(raw: Mapping[str, Any], context: LogContext, payload: Callable[[], Payload]) -> tuple[Sample, Observed]:
+    """The sample's small fields; its request and artifacts (``sample_payload``) are left
+    to ``payload``, which the writer calls when it writes the sample."""
     unit = str(raw["id"])
     epoch = raw.get("epoch", 1)
-    attachments = json_object(raw.get("attachments"))
     output = json_object(raw.get("output"))
     choices = output.get("choices")
     choice = json_object(choices[0]) if isinstance(choices, list) and choices else {}
@@ -86,21 +87,30 @@ def read_sample(raw: Mapping[str, Any], context: LogContext) -> tuple[Sample, Ob
         value = json_object(score).get("value")
         status, failure = "harness_error", f"Inspect's {context.scorer} score is {value}: not a number, so no score"
     ok = status == "ok"
-    request: dict[str, object] = {**context.request, "input": _resolve(raw.get("input"), attachments)}
-    if isinstance(raw.get("choices"), list):  # multiple choice: the choices are part of what was asked
-        request["choices"] = raw["choices"]
     uuid = raw.get("uuid")
     sample = Sample(
-        unit=unit, epoch=epoch, request=_finite(request), status=status,
+        unit=unit, epoch=epoch, request=NO_REQUEST, payload=payload, status=status,
         passed=grade.passed if ok and context.kind == "pass" else None,
         score=grade.score if ok and context.kind == "score" else None,
         finish_reason=stop, failure_reason=failure, grade_reason=grade.text,
         returned_model=one_line(output["model"], 200) if isinstance(output.get("model"), str) else "",
         started_at=iso_with_offset(raw.get("started_at"))[0], latency_ms=_latency(raw.get("total_time")),
-        artifacts=_artifacts(raw, choice, output, attachments),
         columns={"sample_id": unit, **({"sample_uuid": uuid} if isinstance(uuid, str) and uuid else {})},
     )
     return sample, observed
+
+
+def sample_payload(raw: Mapping[str, Any], context: LogContext) -> Payload:
+    """The request (the model and generate config as logged, the input and any choices)
+    and the artifacts of one sample."""
+    attachments = json_object(raw.get("attachments"))
+    output = json_object(raw.get("output"))
+    choices = output.get("choices")
+    choice = json_object(choices[0]) if isinstance(choices, list) and choices else {}
+    request: dict[str, object] = {**context.request, "input": _resolve(raw.get("input"), attachments)}
+    if isinstance(raw.get("choices"), list):  # multiple choice: the choices are part of what was asked
+        request["choices"] = raw["choices"]
+    return _finite(request), _artifacts(raw, choice, output, attachments)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ Verdict flips come first: they are what a reviewer must not miss.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from functools import partial
@@ -20,7 +19,7 @@ from reportgen.model.calls import Call
 from reportgen.model.config import RunContract
 from reportgen.model.source import RawLog, RawRow, ValidatedSource
 from reportgen.published.compare import compare_claim
-from reportgen.published.log_records import Records, differing, parsed, records
+from reportgen.published.log_records import Records, differing, parsed, record_bytes, records
 from reportgen.published.read import PublishedError, PublishedVersion, read_version
 
 CALL_FIELDS = [f.name for f in fields(Call) if f.name not in ("call_id", "line", "started_at", "extra")]
@@ -154,31 +153,15 @@ def _differing_calls(a: _Side | None, b: _Side | None) -> tuple[dict[str, Call],
     if quick is not None:
         return quick
 
-    def key(row: RawRow) -> tuple:
-        return tuple(row.values.items())
-
     a_read, b_read = (a.rows() if a else None), (b.rows() if b else None)
-    a_rows = a_read[1].rows if a_read else ()
-    b_rows = b_read[1].rows if b_read else ()
-    # Most rows stand where they stood: those are compared in place, the rest as multisets.
-    same_place = {i for i, (x, y) in enumerate(zip(a_rows, b_rows)) if x.values == y.values}
-    a_rest = [r for i, r in enumerate(a_rows) if i not in same_place]
-    b_rest = [r for i, r in enumerate(b_rows) if i not in same_place]
-    common = Counter(map(key, a_rest)) & Counter(map(key, b_rest))
+    a_differ, b_differ = differing(a_read[1].rows if a_read else (), b_read[1].rows if b_read else (), _row_key)
+    return (_parsed_calls(*a_read, a_differ) if a_read and a_differ else {},
+            _parsed_calls(*b_read, b_differ) if b_read and b_differ else {})
 
-    def calls(side: tuple[RunContract, RawLog] | None, rows: list[RawRow]) -> dict[str, Call]:
-        left, differ = common.copy(), []
-        for row in rows:
-            k = key(row)
-            if left[k] > 0:
-                left[k] -= 1
-            else:
-                differ.append(row)
-        if side is None or not differ:
-            return {}
-        return _parsed_calls(side[0], side[1], differ)
 
-    return calls(a_read, a_rest), calls(b_read, b_rest)
+def _row_key(row: RawRow) -> frozenset:
+    """A row's values, as dict equality compares them (the order of the columns aside)."""
+    return frozenset(row.values.items())
 
 
 def _by_records(a: _Side, b: _Side) -> tuple[dict[str, Call], dict[str, Call]] | None:
@@ -190,7 +173,7 @@ def _by_records(a: _Side, b: _Side) -> tuple[dict[str, Call], dict[str, Call]] |
     a_records, b_records = records(a.data, a.name), records(b.data, b.name)
     if a_records is None or b_records is None or a_records.header != b_records.header:
         return None
-    a_differ, b_differ = differing(a_records, b_records)
+    a_differ, b_differ = differing(a_records.records, b_records.records, record_bytes)
 
     def calls(side: _Side, log: Records, chosen: list[tuple[int, bytes]]) -> dict[str, Call]:
         if not chosen:

@@ -11,12 +11,15 @@ are compared the slow way, row by row (``records`` returns None).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from reportgen.errors import Collector
 from reportgen.load.calllog import read_text
 from reportgen.model.source import RawLog, RawRow
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -52,24 +55,30 @@ def records(data: bytes, name: str) -> Records | None:
     return Records(b"", tuple(found))
 
 
-def differing(a: Records, b: Records) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
-    """The records of each side that the other does not hold, byte for byte: compared in
-    place first (most records stand where they stood), the rest as multisets."""
-    same_place = {i for i, (x, y) in enumerate(zip(a.records, b.records)) if x[1] == y[1]}
-    a_rest = [r for i, r in enumerate(a.records) if i not in same_place]
-    b_rest = [r for i, r in enumerate(b.records) if i not in same_place]
-    common = Counter(r for _, r in a_rest) & Counter(r for _, r in b_rest)
+def differing(a: Sequence[T], b: Sequence[T], key: Callable[[T], Hashable]) -> tuple[list[T], list[T]]:
+    """The items of each side (records, or rows) that the other does not hold, by ``key``:
+    compared in place first (most stand where they stood), the rest as multisets."""
+    same_place = {i for i, (x, y) in enumerate(zip(a, b)) if key(x) == key(y)}
+    a_rest = [item for i, item in enumerate(a) if i not in same_place]
+    b_rest = [item for i, item in enumerate(b) if i not in same_place]
+    common = Counter(map(key, a_rest)) & Counter(map(key, b_rest))
 
-    def left(rest: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+    def left(rest: list[T]) -> list[T]:
         counts, out = common.copy(), []
         for item in rest:
-            if counts[item[1]] > 0:
-                counts[item[1]] -= 1
+            k = key(item)
+            if counts[k] > 0:
+                counts[k] -= 1
             else:
                 out.append(item)
         return out
 
     return left(a_rest), left(b_rest)
+
+
+def record_bytes(record: tuple[int, bytes]) -> bytes:
+    """A record's key for ``differing``: its bytes (not the line it stands on)."""
+    return record[1]
 
 
 def parsed(log: Records, chosen: Sequence[tuple[int, bytes]], file: str, name: str,
