@@ -10,6 +10,8 @@ import os
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import reportgen.load.contents as contents
 from reportgen.errors import InputError
@@ -78,11 +80,12 @@ def test_a_file_written_a_moment_ago_is_not_recorded(tmp_path, monkeypatch):
     folder = folder_of(tmp_path, fresh=b"new")
     record = FileHashes()
     read_run_files(folder, record)
-    assert record.to_text() == ""  # it could change again within the clock's tick
+    # Neither the file nor its folder: either could change again within the clock's tick.
+    assert "fresh\t" not in record.to_text() and record.folders.now == {}
     later = time.time() + 3600
     monkeypatch.setattr(contents.time, "time", lambda: later)  # an hour on, the file has settled
     read_run_files(folder, record)
-    assert "fresh\t" in record.to_text()
+    assert "fresh\t" in record.to_text() and record.folders.now[str(folder)][1] == ["fresh"]
 
 
 def test_a_known_clean_content_is_not_scanned_again(make_source, run_cli, tmp_path, monkeypatch):
@@ -136,6 +139,24 @@ def test_a_call_folder_lists_its_files_in_path_order():
     assert _below(names, "calls/1")[0] == "calls/1/a/b.txt"
     assert _below(names, "calls/2") == ["calls/2/only.txt"]
     assert _below(names, "calls/3") == []
+
+
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "a.txt", "a-b", "1", "10", "z"]), min_size=1, max_size=4),
+                max_size=30))
+def test_files_below_a_folder_are_those_the_sorted_search_finds(paths):
+    """Grouping a listing's files by folder gives, for every folder, what searching the
+    sorted names gives, in the same order (folders with and without folders inside)."""
+    from pathlib import PurePosixPath
+
+    from reportgen.load.artifacts import _below, _FilesBelow
+
+    files = {"/".join(parts) for parts in paths}
+    dirs = {"/".join(parts[:i]) for parts in paths for i in range(1, len(parts))}
+    files -= dirs  # a name is a file or a folder, never both
+    listed = sorted(files, key=lambda n: PurePosixPath(n).parts)  # the walker's order
+    below = _FilesBelow(listed, dirs)
+    for folder in dirs | {"a", "zz"}:
+        assert below(folder) == _below(sorted(files), folder)
 
 
 def test_drawings_are_handed_on_before_the_other_files_are_read(tmp_path, reads):

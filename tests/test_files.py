@@ -3,10 +3,13 @@ but never followed."""
 
 from __future__ import annotations
 
+import json
 import os
+import time
 
+import reportgen.load.files as files_module
 from reportgen.load.contents import read_run_files
-from reportgen.load.files import list_folder, plain_files
+from reportgen.load.files import FolderNames, list_folder, plain_files
 
 
 def test_the_walker_lists_links_without_following_them(tmp_path):
@@ -27,3 +30,77 @@ def test_the_walker_lists_links_without_following_them(tmp_path):
     assert list(files.data) == ["a/b/z.txt", "a/y.txt", "a-b.txt"] and b"secret" not in files.data.values()
     assert files.links == ("a/link.txt", "up")
     assert plain_files(root) == listing.files
+
+
+def _settled_walk(root, known):
+    """The walker with a record of folder names, every folder counting as settled."""
+    return list_folder(root, with_stat=True, known=known, settled_before=time.time() + 3600)
+
+
+def _reads(monkeypatch) -> list[str]:
+    """The folders the walker reads (rather than taking their names from the record)."""
+    seen: list[str] = []
+    real = os.scandir
+
+    def counting(path):
+        seen.append(os.path.basename(path))
+        return real(path)
+
+    monkeypatch.setattr(files_module.os, "scandir", counting)
+    return seen
+
+
+def _names(listing):
+    return [rel for rel, _ in listing.files], sorted(listing.dirs), [rel for rel, _ in listing.links]
+
+
+def test_an_unchanged_folder_is_not_read_again_but_its_files_are_looked_at(tmp_path, monkeypatch):
+    root = tmp_path / "run"
+    (root / "calls" / "c1").mkdir(parents=True)
+    (root / "calls" / "c1" / "response.txt").write_bytes(b"first")
+    (root / "log.csv").write_bytes(b"x")
+    os.symlink(tmp_path, root / "up")
+    first = FolderNames()
+    before = _settled_walk(root, first)
+    again = FolderNames(json.loads(json.dumps(first.now)))  # as the cache keeps it
+    seen = _reads(monkeypatch)
+    after = _settled_walk(root, again)
+    assert seen == [] and _names(after) == _names(before)
+    assert sorted(again.now) == sorted(first.now)  # kept for the next build
+    # A file written in place leaves its folder's times alone: its own stat shows it.
+    (root / "calls" / "c1" / "response.txt").write_bytes(b"second, longer")
+    changed = _settled_walk(root, FolderNames(first.now))
+    assert changed.stats[0].st_size == len(b"second, longer")
+
+
+def test_a_folder_whose_entries_changed_is_read_again(tmp_path, monkeypatch):
+    root = tmp_path / "run"
+    (root / "c1").mkdir(parents=True)
+    (root / "c1" / "a.txt").write_bytes(b"a")
+    (root / "c2").mkdir()
+    (root / "c2" / "b.txt").write_bytes(b"b")
+    record = FolderNames()
+    _settled_walk(root, record)
+    (root / "c1" / "new.svg").write_bytes(b"<svg/>")  # added
+    (root / "c2" / "b.txt").unlink()  # removed, and its name now a folder
+    (root / "c2" / "b.txt").mkdir()
+    seen = _reads(monkeypatch)
+    listing = _settled_walk(root, FolderNames(record.now))
+    assert sorted(seen) == ["b.txt", "c1", "c2"]  # the changed folders (and the new one), not the root
+    assert _names(listing) == (["c1/a.txt", "c1/new.svg"], ["c1", "c2", "c2/b.txt"], [])
+
+
+def test_a_tampered_folder_record_never_leads_out_of_the_folder(tmp_path):
+    root = tmp_path / "run"
+    root.mkdir()
+    (root / "a.txt").write_bytes(b"a")
+    (tmp_path / "secret.txt").write_bytes(b"secret")
+    record = FolderNames()
+    _settled_walk(root, record)
+    for bad in ("../secret.txt", "..", "", "a.txt\0"):
+        tampered = {path: [entry[0], [bad], [], []] for path, entry in record.now.items()}
+        listing = _settled_walk(root, FolderNames(tampered))
+        assert _names(listing) == (["a.txt"], [], [])
+    stamp = record.now[str(root)][0]
+    for broken in ("nonsense", [stamp], [stamp, 5, [], []], [stamp, "a.txt", [], []], [stamp, [7], [], []]):
+        assert _names(_settled_walk(root, FolderNames({str(root): broken}))) == (["a.txt"], [], [])

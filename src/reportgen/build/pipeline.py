@@ -86,15 +86,22 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     # A build holds millions of long-lived objects (rows, calls, artifacts, page views).
     # The cycle collector would walk all of them again and again, and in the forked page
     # helpers copy every memory page it touches: each stage's results are frozen out of
-    # its reach as they are made, and handed back when the build is over.
+    # its reach as they are made, and handed back when the build is over. Until the
+    # report is made (and frozen), the collector is off: the stages before it make those
+    # objects by the million and little garbage besides, and each collection they set off
+    # walked everything made so far (a second and a half of a rebuild's reading alone).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        return _build_site(source, out, version, force, progress or Progress(), redact, cache)
+        return _build_site(source, out, version, force, progress or Progress(), redact, cache, collecting)
     finally:
         gc.unfreeze()
+        if collecting:
+            gc.enable()
 
 
 def _build_site(source: Path, out: Path, version: str | None, force: bool, progress: Progress,
-                redact: bool, cache: Path | None) -> BuildSummary:
+                redact: bool, cache: Path | None, collecting: bool) -> BuildSummary:
     started = time.perf_counter()
     progress.stage(f"reading {source}")
     hashes = load_file_hashes(cache, source)  # files unchanged since the last build are not read
@@ -123,6 +130,8 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
             check.remember_clean(clean)
             report = _analyse(validated, audited, progress, renders, drawer, early)
     gc.freeze()
+    if collecting:
+        gc.enable()  # rendering makes garbage with cycles (templates' contexts), and little to keep
     progress.stage(f"rendered {render_cache.misses} distinct SVGs, reused {render_cache.hits}")
     report = _with_narrative(report, load_pages(source))
     sheets = SheetsMade(check.sheets())

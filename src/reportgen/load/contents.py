@@ -15,6 +15,7 @@ during the build stops it, rather than publish bytes under another content's nam
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from reportgen.errors import InputError, Problem
 from reportgen.load.artifacts import artifact_kind
-from reportgen.load.files import list_folder, read_bytes
+from reportgen.load.files import FolderNames, list_folder, read_bytes
 from reportgen.model.source import RunFiles
 
 # A file changed within this many seconds of the moment its hash is recorded could be
@@ -32,12 +33,13 @@ RACY_SECONDS = 2.0
 
 class FileHashes:
     """sha256 of files by path, valid while each file's size, times and inode are those
-    recorded with it."""
+    recorded with it; and the names in each folder (``FolderNames``)."""
 
-    def __init__(self, entries: Mapping[str, str] | None = None) -> None:
+    def __init__(self, entries: Mapping[str, str] | None = None, folders: FolderNames | None = None) -> None:
         # path -> "size mtime ctime inode sha256", as the record's lines hold it
         self.entries: dict[str, str] = dict(entries or {})
         self.now: dict[str, str] = {}  # this build's, to keep
+        self.folders = folders or FolderNames()
 
     def get(self, path: str, st: os.stat_result) -> str | None:
         entry = self.entries.get(path)
@@ -51,16 +53,27 @@ class FileHashes:
             self.now[path] = _stamp(st) + sha
 
     def to_text(self) -> str:
-        return "".join(f"{path}\t{entry}\n" for path, entry in sorted(self.now.items()))
+        # The folders on one line of JSON (any name survives it); paths are absolute,
+        # so no file's line starts with the folders' tag.
+        folders = json.dumps(self.folders.now, ensure_ascii=False, separators=(",", ":"))
+        return "".join(f"{path}\t{entry}\n" for path, entry in sorted(self.now.items())) + f"{_FOLDERS}{folders}\n"
 
     @classmethod
     def from_text(cls, text: str) -> "FileHashes":
         entries = {}
+        folders: dict[str, list] = {}
         for line in text.splitlines():
+            if line.startswith(_FOLDERS):
+                body = json.loads(line[len(_FOLDERS):])
+                folders = body if isinstance(body, dict) else {}
+                continue
             path, _, entry = line.rpartition("\t")
             if len(entry) > 64 and path:
                 entries[path] = entry
-        return cls(entries)
+        return cls(entries, FolderNames(folders))
+
+
+_FOLDERS = "folders\t"
 
 
 def _stamp(st: os.stat_result) -> str:
@@ -121,7 +134,9 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
     folder's SVG files alone, once they are hashed and before any other file is read,
     when some of them had to be read (new or changed since the hashes were recorded), so
     that rendering them can start while the rest is read."""
-    listing = list_folder(os.path.abspath(folder), with_stat=True)  # recorded hashes go by absolute path
+    known = hashes.folders if hashes is not None else None  # recorded hashes and names go by absolute path
+    listing = list_folder(os.path.abspath(folder), with_stat=True, known=known,
+                          settled_before=time.time() - RACY_SECONDS)
     paths: dict[str, str] = {}
     sha256: dict[str, str] = {}
     sizes: dict[str, int] = {}

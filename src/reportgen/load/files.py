@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,29 +56,120 @@ class Listing:
     stats: list[os.stat_result] | None = None  # of each file, in the order of ``files``, when asked for
 
 
-def list_folder(folder: Path | str, with_stat: bool = False) -> Listing:
+class FolderNames:
+    """The names in each folder an earlier walk read, valid while the folder's own
+    modification and change times and inode are those recorded with them.
+
+    Creating, removing or renaming an entry moves its folder's times, so an unchanged
+    folder holds the names it held; its files are still each looked at (a file written
+    in place leaves its folder's times alone). A report of 100,000 calls has some
+    90,000 folders: reading each costs three system calls and a list, looking at its
+    times one (a rebuild walks the source in a third of the time)."""
+
+    def __init__(self, folders: dict[str, list] | None = None) -> None:
+        # path -> [stamp, files, folders, links], names as listed
+        self.folders: dict[str, list] = dict(folders or {})
+        self.now: dict[str, list] = {}  # this walk's, to keep
+
+    def get(self, path: str, st: os.stat_result) -> list | None:
+        entry = self.folders.get(path)
+        if type(entry) is list and len(entry) == 4 and entry[0] == _folder_stamp(st):
+            self.now[path] = entry
+            return entry
+        return None
+
+    def put(self, path: str, st: os.stat_result, names: list[list[str]], settled_before: float) -> None:
+        """Record a folder read just now, unless it changed so recently that a change
+        within the same tick of the file system's clock could follow unseen."""
+        if max(st.st_mtime_ns, st.st_ctime_ns) < settled_before * 1e9:
+            self.now[path] = [_folder_stamp(st), *names]
+
+
+def _folder_stamp(st: os.stat_result) -> str:
+    return f"{st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
+
+
+def list_folder(folder: Path | str, with_stat: bool = False, known: FolderNames | None = None,
+                settled_before: float = 0.0) -> Listing:
     """Every regular file, folder and symbolic link below ``folder`` (plain strings: a
-    Path object per file costs more than reading a small file)."""
+    Path object per file costs more than reading a small file). ``known``: the names an
+    earlier walk found, taken for each folder whose times have not moved since, and
+    where this walk's are recorded (those of folders changed before ``settled_before``,
+    a time.time())."""
     files: list[tuple[tuple[str, ...], str, os.stat_result | None]] = []
     dirs: list[str] = []
     links: list[tuple[str, str]] = []
 
-    def walk(directory: str, prefix: tuple[str, ...]) -> None:
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                parts = (*prefix, entry.name)
-                if entry.is_symlink():
-                    links.append(("/".join(parts), entry.path))
-                elif entry.is_dir(follow_symlinks=False):
-                    dirs.append("/".join(parts))
-                    walk(entry.path, parts)
-                elif entry.is_file(follow_symlinks=False):
-                    files.append((parts, entry.path, entry.stat(follow_symlinks=False) if with_stat else None))
+    def walk(directory: str, prefix: tuple[str, ...], st: os.stat_result | None) -> None:
+        recorded = known.get(directory, st) if known is not None and st is not None else None
+        entries = _looked_at(directory, recorded) if recorded is not None else None
+        if entries is None:
+            entries = _read_folder(directory, with_stat, known is not None)
+            if known is not None and st is not None:
+                known.put(directory, st, [[e[0] for e in entries if e[1] == kind] for kind in "fdl"], settled_before)
+        for name, kind, entry_st, path in entries:
+            parts = (*prefix, name)
+            if kind == "l":
+                links.append(("/".join(parts), path))
+            elif kind == "d":
+                dirs.append("/".join(parts))
+                walk(path, parts, entry_st)
+            else:
+                files.append((parts, path, entry_st if with_stat else None))
 
-    walk(str(folder), ())
+    root = str(folder)
+    walk(root, (), os.stat(root) if known is not None else None)  # the folder itself may be reached by a link
     files.sort(key=lambda item: item[0])
     return Listing([("/".join(parts), path) for parts, path, _ in files], dirs, sorted(links),
                    [st for _, _, st in files] if with_stat else None)
+
+
+# (name, "f" | "d" | "l", its lstat when taken, its path)
+Entries = list[tuple[str, str, os.stat_result | None, str]]
+
+
+def _read_folder(directory: str, stat_files: bool, stat_dirs: bool) -> Entries:
+    entries: Entries = []
+    with os.scandir(directory) as found:
+        for entry in found:
+            if entry.is_symlink():
+                entries.append((entry.name, "l", None, entry.path))
+            elif entry.is_dir(follow_symlinks=False):
+                entries.append((entry.name, "d", entry.stat(follow_symlinks=False) if stat_dirs else None, entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                entries.append((entry.name, "f", entry.stat(follow_symlinks=False) if stat_files else None,
+                                entry.path))
+    return entries
+
+
+_NOT_NAMES = ("", ".", "..")
+_SEPARATORS = re.compile("[" + re.escape(os.sep + (os.altsep or "") + "\0") + "]")
+_ENDS = tuple(filter(None, (os.sep, os.altsep)))
+_KINDS = {"f": stat.S_ISREG, "d": stat.S_ISDIR, "l": stat.S_ISLNK}
+
+
+def _looked_at(directory: str, recorded: list) -> Entries | None:
+    """A folder's recorded names, each looked at again; None when one is gone, is no
+    longer of its kind, or is not a plain name (the folder is then read)."""
+    entries: Entries = []
+    # As os.scandir names its entries (os.path.join costs more than the lstat, 270,000 times).
+    start = directory if directory.endswith(_ENDS) else directory + os.sep
+    for kind, names in zip("fdl", recorded[1:]):
+        if type(names) is not list:
+            return None
+        is_kind = _KINDS[kind]
+        for name in names:
+            if type(name) is not str or name in _NOT_NAMES or _SEPARATORS.search(name):
+                return None  # a record that was tampered with never leads out of the folder
+            path = start + name
+            try:
+                st = os.lstat(path)
+            except (OSError, ValueError):
+                return None
+            if not is_kind(st.st_mode):
+                return None
+            entries.append((name, kind, st, path))
+    return entries
 
 
 def read_bytes(path: str) -> bytes:
