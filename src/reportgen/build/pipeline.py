@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from reportgen.analysis.run import analyze_run
 from reportgen.audit.redaction import redact_audited
 from reportgen.audit.stage import AuditedRun, audit_with_artifacts, refuse_errors
+from reportgen.build.audit_apart import AuditsApart
 from reportgen.build.incremental import (
     NO_CHECK,
     IncrementalCheck,
@@ -122,12 +123,13 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
             check_publishable(out, label, snapshot.digest, force)  # refused before any work: published from elsewhere
         validated = _load(source, snapshot, version)
         del snapshot
-        with _chart_drawer(validated) as drawer:
+        clean = check.clean_contents()
+        with _chart_drawer(validated) as drawer, AuditsApart(validated, clean, redact) as apart:
             # Without --redact the audit leaves the runs as they are: each is analysed first,
-            # so that its charts are drawn (in their worker) while it is audited.
+            # so that its charts are drawn (in their worker) while it is audited (a large
+            # run's audit is worked out meanwhile by a copy of the build: see audit_apart).
             early = {} if redact else _analyse_early(validated, drawer, progress)
-            clean = check.clean_contents()
-            audited = _audit(validated, renders, redact, progress, clean)
+            audited = _audit(validated, renders, redact, progress, clean, apart)
             check.remember_clean(clean)
             report = _analyse(validated, audited, progress, renders, drawer, early)
     gc.freeze()
@@ -156,14 +158,20 @@ def _load(source: Path, snapshot: SourceSnapshot | None, version: str | None) ->
 
 
 def _audit(validated: ValidatedSource, renders: BackgroundRenders, redact: bool,
-           progress: Progress, clean: set[str] | None) -> list[AuditedRun]:
+           progress: Progress, clean: set[str] | None, apart: AuditsApart) -> list[AuditedRun]:
     progress.stage("auditing the run against its contract")
     audited = []
     for run in validated.runs:
         artifacts = collect_artifacts(run)
         if not redact:  # the drawings a run needs, rendered while it is audited and analysed
             renders.start(run, artifacts)
-        audited.append(audit_with_artifacts(run, artifacts, clean))
+        found = apart.result(run.contract.id)
+        if found is None:
+            audited.append(audit_with_artifacts(run, artifacts, clean))
+        else:
+            audited.append(AuditedRun(run, artifacts, found.findings))
+            if clean is not None:
+                clean.update(found.clean)
     gc.freeze()
     if redact:  # with --redact, the redacted copies are what is drawn
         audited = [redact_audited(a) for a in audited]
