@@ -1,25 +1,18 @@
-"""The audit of a large run, worked out in a forked copy of the build while the build
-itself analyses the run and lists its artifacts.
+"""The audit of a large run, worked out in a forked copy of the build (see ``forked``)
+while the build itself analyses the run and lists its artifacts.
 
 Without --redact the audit changes nothing the other stages use: it only finds (its
-findings) and learns (the artifact contents it found free of credentials). Those are
-small, while working them out walks every call and artifact of the run: a rebuild of
-100,000 calls spends some three seconds on it with the second core idle, since every
-drawing is in the render cache. So a copy of the build made by fork, which already
-holds the validated run, works them out beside the build and sends them back through a
-pipe. Anything going wrong there (no fork, a failed copy, an input changed on disk)
-leaves the audit to the build's own process, which then meets the same problem and
-reports it as it always does.
+findings) and learns (the artifact contents it found free of credentials). Working
+those out walks every call and artifact of the run: a rebuild of 100,000 calls spent
+some three seconds on it with the second core idle.
 """
 
 from __future__ import annotations
 
-import os
-import pickle
-import signal
 from dataclasses import dataclass
 
 from reportgen.audit.stage import audit_with_artifacts
+from reportgen.build.forked import CAN_FORK, Forked
 from reportgen.load.artifacts import collect_artifacts
 from reportgen.model.findings import Finding
 from reportgen.model.source import ValidatedRun, ValidatedSource
@@ -42,8 +35,8 @@ class AuditsApart:
     ``with`` block stops any copy still at work."""
 
     def __init__(self, validated: ValidatedSource, clean: set[str] | None, redact: bool) -> None:
-        self.running: dict[str, tuple[int, int]] = {}  # run id -> (pid, read end of its pipe)
-        if redact or not hasattr(os, "fork"):
+        self.running: dict[str, Forked[Found]] = {}
+        if redact or not CAN_FORK:
             return  # --redact audits the redacted copies, which only the build's own process makes
         for run in validated.runs:
             if len(run.calls) >= AUDIT_APART:
@@ -53,54 +46,22 @@ class AuditsApart:
         return self
 
     def __exit__(self, *exc) -> None:
-        for pid, fd in self.running.values():
-            _stop(pid, fd)
+        for copy in self.running.values():
+            copy.stop()
         self.running.clear()
 
     def result(self, run_id: str) -> Found | None:
         """The run's findings, once its copy is done; None when it is not audited apart or
         its copy failed (the build then audits the run itself)."""
-        if run_id not in self.running:
-            return None
-        pid, fd = self.running.pop(run_id)
-        with os.fdopen(fd, "rb") as pipe:
-            body = pipe.read()
-        _, status = os.waitpid(pid, 0)
-        if status != 0 or not body:
-            return None
-        # A pickle from our own forked copy, through a pipe only the two processes hold.
-        found = pickle.loads(body)
+        copy = self.running.pop(run_id, None)
+        found = copy.result() if copy is not None else None
         return found if isinstance(found, Found) else None
 
 
-def _fork_audit(run: ValidatedRun, clean: set[str] | None) -> tuple[int, int]:
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid:
-        os.close(write)
-        return pid, read
-    os.close(read)  # the copy: from here on, never return into the caller
-    code = 1
-    try:
-        before = set(clean) if clean is not None else None
+def _fork_audit(run: ValidatedRun, clean: set[str] | None) -> Forked[Found]:
+    def audit() -> Found:
+        before = set(clean) if clean is not None else set()
         audited = audit_with_artifacts(run, collect_artifacts(run), clean)
-        learnt = frozenset(clean - before) if clean is not None and before is not None else frozenset()
-        with os.fdopen(write, "wb") as pipe:
-            pipe.write(pickle.dumps(Found(audited.findings, learnt), protocol=pickle.HIGHEST_PROTOCOL))
-        code = 0
-    except BaseException:  # nothing said here: the build audits the run itself, and reports it
-        pass
-    finally:
-        os._exit(code)
+        return Found(audited.findings, frozenset(clean - before) if clean is not None else frozenset())
 
-
-def _stop(pid: int, fd: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    except OSError:
-        pass
-    try:
-        os.close(fd)
-    except OSError:
-        pass
+    return Forked(audit)

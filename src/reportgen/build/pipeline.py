@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import os
@@ -16,6 +17,7 @@ from reportgen.analysis.run import analyze_run
 from reportgen.audit.redaction import redact_audited
 from reportgen.audit.stage import AuditedRun, audit_with_artifacts, refuse_errors
 from reportgen.build.audit_apart import AuditsApart
+from reportgen.build.forked import CAN_FORK, Forked
 from reportgen.build.incremental import (
     NO_CHECK,
     IncrementalCheck,
@@ -25,7 +27,7 @@ from reportgen.build.incremental import (
 )
 from reportgen.build.progress import Progress
 from reportgen.build.render_pool import BackgroundRenders
-from reportgen.build.site_files import write_site_files
+from reportgen.build.site_files import write_previous_diff, write_site_files
 from reportgen.claims.build import build_claims
 from reportgen.load.artifacts import collect_artifacts
 from reportgen.load.source import load_source, read_source
@@ -95,7 +97,9 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _build_site(source, out, version, force, progress or Progress(), redact, cache, collecting)
+        with contextlib.ExitStack() as copies:  # steps done by forked copies: stopped if the build fails
+            return _build_site(source, out, version, force, progress or Progress(), redact, cache, collecting,
+                               copies)
     finally:
         gc.unfreeze()
         if collecting:
@@ -103,7 +107,7 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
 
 
 def _build_site(source: Path, out: Path, version: str | None, force: bool, progress: Progress,
-                redact: bool, cache: Path | None, collecting: bool) -> BuildSummary:
+                redact: bool, cache: Path | None, collecting: bool, copies: contextlib.ExitStack) -> BuildSummary:
     started = time.perf_counter()
     progress.stage(f"reading {source}")
     hashes = load_file_hashes(cache, source)  # files unchanged since the last build are not read
@@ -121,6 +125,7 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
                 renders.cancel()
                 return dataclasses.replace(earlier, seconds=time.perf_counter() - started)
             check_publishable(out, label, snapshot.digest, force)  # refused before any work: published from elsewhere
+        saving = _apart(copies, partial(save_file_hashes, cache, source, hashes), len(hashes.now) if hashes else 0)
         validated = _load(source, snapshot, version)
         del snapshot
         clean = check.clean_contents()
@@ -137,16 +142,37 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
     report = _with_narrative(report, load_pages(source))
     sheets = SheetsMade(check.sheets())
     folder, written = _write_version(report, out, progress, check.code, sheets)
+    n_calls = sum(len(run.calls) for run in validated.runs)
+    changes = _apart(copies, partial(write_previous_diff, out, validated.root, validated.config, folder, progress,
+                                     None if redact else validated), n_calls)
     check.remember_sheets(sheets.earlier, sheets.now)
-    save_file_hashes(cache, source, hashes)
+    if saving is None or saving.result() is None:  # not saved apart, or the copy failed
+        save_file_hashes(cache, source, hashes)
     remembered = _remembered(report, written.hashes, len(sheets.now))
     check.remember(report.runs, remembered, written.stats, written.store_stats)
     n_sheets = (len(sheets.now), sheets.written)
     label = validated.config.version
     write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
-                     progress, None if redact else validated)
+                     progress, None if redact else validated, changes=changes is None)
+    if changes is not None and changes.result() is None:  # the copy failed: the page is written here
+        write_previous_diff(out, validated.root, validated.config, folder, progress, None if redact else validated)
     reused = sum(1 for run in report.runs for sha in run.renders if sha in render_cache.hit_shas)
     return _summary(remembered, label, folder, reused, time.perf_counter() - started, *n_sheets)
+
+
+# Inputs (files, calls) from which a step that hands nothing back to the build (saving a
+# record, writing the page of changes) is done by a forked copy beside it: see forked.
+APART_FROM = 20_000
+
+
+def _apart(copies: contextlib.ExitStack, step: Callable[[], object], size: int) -> Forked | None:
+    """``step`` started in a forked copy of the build when the build is large enough for it
+    to pay; None when the build is to do it itself."""
+    if size < APART_FROM or not CAN_FORK:
+        return None
+    copy = Forked(lambda: step() or True)
+    copies.callback(copy.result)  # a failed build still waits for it: it writes files, never half of one
+    return copy
 
 
 def _load(source: Path, snapshot: SourceSnapshot | None, version: str | None) -> ValidatedSource:

@@ -14,16 +14,23 @@ from reportgen.write.version import VersionEntry, write_diff_page, write_site_in
 
 
 def write_site_files(out: Path, root: Path, config: SiteConfig, label: str, digest: str, built_at: str,
-                     folder: Path, progress: Progress, source: ValidatedSource | None = None) -> None:
-    """The files beside the versions: versions.json, index.html, 404.html, the changes
-    page (``source``: what ``folder`` was built from, when it publishes it unchanged)."""
+                     folder: Path, progress: Progress, source: ValidatedSource | None = None,
+                     changes: bool = True) -> None:
+    """The files beside the versions: versions.json, index.html, 404.html, and unless
+    ``changes`` is False, the changes page (``source``: what ``folder`` was built from,
+    when it publishes it unchanged)."""
     env = theme_environment(root, config.theme)
     write_site_index(out, VersionEntry(label, config.title, built_at, digest), env, config.base_url)
-    write_previous_diff(out, config.previous, folder, env, progress, source)
+    if changes:
+        write_previous_diff(out, root, config, folder, progress, source)
 
 
-def write_previous_diff(out: Path, previous: str | None, folder: Path, env, progress: Progress,
+def write_previous_diff(out: Path, root: Path, config: SiteConfig, folder: Path, progress: Progress,
                         source: ValidatedSource | None = None) -> None:
+    """site/diff/<previous>..<label>/index.html, when the source names the version it
+    supersedes and that version is here."""
+    previous = config.previous
+    env = theme_environment(root, config.theme)
     if previous and (out / previous / "manifest.json").is_file():
         progress.stage(f"comparing with {previous}")
         try:

@@ -1,6 +1,7 @@
-"""A large run's audit, worked out in a forked copy of the build: the same findings and
-the same site as the build's own audit, the contents it found clean remembered, and the
-build's own audit (with its error) whenever the copy fails."""
+"""Steps a large build hands to forked copies of itself (the audit, the record of the
+source's files, the page of changes since the previous version): the same site and the
+same records as when the build does them itself, and the build's own step (with its
+error) whenever a copy fails."""
 
 from __future__ import annotations
 
@@ -67,9 +68,9 @@ def test_a_copy_still_at_work_is_stopped_when_the_build_fails(make_source, tmp_p
     real_fork = audit_apart._fork_audit
 
     def fork(*args):
-        pid, fd = real_fork(*args)
-        started.append(pid)
-        return pid, fd
+        copy = real_fork(*args)
+        started.append(copy.pid)
+        return copy
 
     monkeypatch.setattr(audit_apart, "_fork_audit", fork)
     import reportgen.build.pipeline as pipeline
@@ -83,3 +84,43 @@ def test_a_copy_still_at_work_is_stopped_when_the_build_fails(make_source, tmp_p
     assert len(started) == 1
     with pytest.raises(ChildProcessError):  # reaped: no copy is left behind
         os.waitpid(started[0], os.WNOHANG)
+
+
+def _two_versions(make_source, out, cache):
+    """v1, then v2 (one grade corrected, previous = "v1") built beside it."""
+    rows = default_rows()
+    build_site(make_source(rows), out, cache=cache)
+    rows[2] = dict(rows[2], qualified="true")
+    source = make_source(rows, site='title = "Mini report"\nversion = "v2"\nprevious = "v1"\n')
+    return build_site(source, out, cache=cache), source
+
+
+@pytest.mark.parametrize("copy_fails", [False, True])
+def test_the_changes_page_and_the_source_record_made_apart_are_those_the_build_makes(
+        make_source, tmp_path, monkeypatch, copy_fails):
+    import reportgen.build.forked as forked
+    import reportgen.build.pipeline as pipeline
+    import reportgen.load.contents as contents
+    from reportgen.build.incremental import _hashes_path
+
+    monkeypatch.setattr(contents, "RACY_SECONDS", -60.0)  # files written by the test count as settled
+    _two_versions(make_source, tmp_path / "alone", tmp_path / "cache-alone")
+    monkeypatch.setattr(pipeline, "APART_FROM", 1)
+    made: list[int] = []
+    real = forked.Forked.__init__
+
+    def counting(self, step):
+        made.append(1)
+        real(self, (lambda: 1 / 0) if copy_fails else step)
+
+    monkeypatch.setattr(forked.Forked, "__init__", counting)
+    _, source = _two_versions(make_source, tmp_path / "apart", tmp_path / "cache-apart")
+    assert len(made) == 4  # per build: the source record and the changes page
+    page = "diff/v1..v2/index.html"
+    assert (tmp_path / "apart" / page).read_bytes() == (tmp_path / "alone" / page).read_bytes()
+    assert [p.name for p in (tmp_path / "apart" / "diff" / "v1..v2").iterdir()] == ["index.html"]
+    for version in ("v1", "v2"):
+        assert _files(tmp_path / "apart" / version) == _files(tmp_path / "alone" / version)
+    # The record of the source's files is there either way: the next build reads no file again.
+    record = _hashes_path(tmp_path / "cache-apart", source).read_text()
+    assert "calls.csv\t" in record and "image.svg\t" in record
