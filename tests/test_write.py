@@ -72,3 +72,21 @@ def test_jobs_go_to_whichever_process_is_free(tmp_path):
     writers = [(folder / f"calls/{i}.html").read_text() for i in range(41)]
     assert len(set(writers)) == 2  # both processes wrote pages
     assert writers.count(writers[0]) < 10  # the long job's process wrote few of the rest
+
+
+def test_a_site_is_readable_by_a_web_server_under_the_users_umask(make_source, tmp_path):
+    """Every file and folder a build writes has the modes the umask gives (0644 and 0755
+    under the usual 022), never a temporary file's 0600 or folder's 0700: a web server
+    running as another user serves the site as it is copied."""
+    from reportgen.build.pipeline import build_site
+
+    rows_source = make_source()
+    before = os.umask(0o022)
+    try:
+        build_site(rows_source, tmp_path / "site", cache=tmp_path / "cache")
+    finally:
+        os.umask(before)
+    site = tmp_path / "site"
+    wrong = [(p.relative_to(site).as_posix(), oct(p.stat().st_mode & 0o777)) for p in [site, *site.rglob("*")]
+             if (p.stat().st_mode & 0o777) != (0o755 if p.is_dir() else 0o644)]
+    assert wrong == []

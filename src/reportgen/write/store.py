@@ -65,8 +65,14 @@ def _create(folder: Path, path: str, data: bytes) -> None:
 
 
 def _replace(folder: Path, name: str, path: str, data: bytes) -> None:
-    # Created as any file the build writes (0666 less the umask), not mkstemp's 0600: a
-    # web server must be able to read it.
+    replace_file(path, data)
+
+
+def replace_file(path: str | Path, data: bytes) -> None:
+    """Write ``path`` whole or not at all: a temporary file beside it, renamed over it.
+    Created as any file the build writes (0666 less the umask), not mkstemp's 0600: a
+    web server must be able to read it."""
+    folder, name = os.path.split(path)
     tmp = os.path.join(folder, f".{name[:16]}.{os.getpid()}.{secrets.token_hex(4)}")
     try:
         with open(os.open(tmp, _NEW, 0o666), "wb") as handle:

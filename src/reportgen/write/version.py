@@ -12,6 +12,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import secrets
 import shutil
 import signal
 import sys
@@ -113,7 +114,10 @@ class VersionWriter:
     def __enter__(self) -> "VersionWriter":
         self.out.mkdir(parents=True, exist_ok=True)
         remove_leftovers(self.out, self.version)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.version}.building-", dir=self.out))
+        # Made as any folder the build makes (0777 less the umask), not mkdtemp's 0700: the
+        # version is renamed from it, and a web server must be able to list it.
+        self.tmp = self.out / f".{self.version}.building-{os.getpid()}-{secrets.token_hex(4)}"
+        self.tmp.mkdir()
         return self
 
     def add(self, rel: str, data: bytes) -> None:
@@ -295,14 +299,7 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
 
 
 def _atomic_text(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    store.replace_file(path, data)
 
 
 def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, base_url: str) -> None:
