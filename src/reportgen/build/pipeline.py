@@ -125,7 +125,7 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
                 renders.cancel()
                 return dataclasses.replace(earlier, seconds=time.perf_counter() - started)
             check_publishable(out, label, snapshot.digest, force)  # refused before any work: published from elsewhere
-        saving = _apart(copies, partial(save_file_hashes, cache, source, hashes), len(hashes.now) if hashes else 0)
+        save_hashes = _apart(copies, partial(save_file_hashes, cache, source, hashes), len(hashes.now) if hashes else 0)
         validated = _load(source, snapshot, version)
         del snapshot
         clean = check.clean_contents()
@@ -143,19 +143,17 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
     sheets = SheetsMade(check.sheets())
     folder, written = _write_version(report, out, progress, check.code, sheets)
     n_calls = sum(len(run.calls) for run in validated.runs)
-    changes = _apart(copies, partial(write_previous_diff, out, validated.root, validated.config, folder, progress,
-                                     None if redact else validated), n_calls)
+    write_changes = _apart(copies, partial(write_previous_diff, out, validated.root, validated.config, folder,
+                                           progress, None if redact else validated), n_calls)
     check.remember_sheets(sheets.earlier, sheets.now)
-    if saving is None or saving.result() is None:  # not saved apart, or the copy failed
-        save_file_hashes(cache, source, hashes)
+    save_hashes()
     remembered = _remembered(report, written.hashes, len(sheets.now))
     check.remember(report.runs, remembered, written.stats, written.store_stats)
     n_sheets = (len(sheets.now), sheets.written)
     label = validated.config.version
     write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
-                     progress, None if redact else validated, changes=changes is None)
-    if changes is not None and changes.result() is None:  # the copy failed: the page is written here
-        write_previous_diff(out, validated.root, validated.config, folder, progress, None if redact else validated)
+                     progress, None if redact else validated, changes=False)
+    write_changes()
     reused = sum(1 for run in report.runs for sha in run.renders if sha in render_cache.hit_shas)
     return _summary(remembered, label, folder, reused, time.perf_counter() - started, *n_sheets)
 
@@ -165,14 +163,20 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
 APART_FROM = 20_000
 
 
-def _apart(copies: contextlib.ExitStack, step: Callable[[], object], size: int) -> Forked | None:
+def _apart(copies: contextlib.ExitStack, step: Callable[[], object], size: int) -> Callable[[], None]:
     """``step`` started in a forked copy of the build when the build is large enough for it
-    to pay; None when the build is to do it itself."""
+    to pay; the function that finishes it: waits for the copy, or does the step here when
+    it was not started apart or the copy failed."""
     if size < APART_FROM or not CAN_FORK:
-        return None
+        return step
     copy = Forked(lambda: step() or True)
     copies.callback(copy.result)  # a failed build still waits for it: it writes files, never half of one
-    return copy
+
+    def finish() -> None:
+        if copy.result() is None:
+            step()
+
+    return finish
 
 
 def _load(source: Path, snapshot: SourceSnapshot | None, version: str | None) -> ValidatedSource:
