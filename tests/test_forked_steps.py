@@ -1,7 +1,7 @@
-"""Steps a large build hands to forked copies of itself (the audit, the record of the
-source's files, the page of changes since the previous version): the same site and the
-same records as when the build does them itself, and the build's own step (with its
-error) whenever a copy fails."""
+"""Steps a large build hands to forked copies of itself (the audit, the listing of the
+source folder and the record of its files, the page of changes since the previous
+version): the same site and the same records as when the build does them itself, and
+the build's own step (with its error) whenever a copy fails."""
 
 from __future__ import annotations
 
@@ -99,23 +99,27 @@ def _two_versions(make_source, out, cache):
 def test_the_changes_page_and_the_source_record_made_apart_are_those_the_build_makes(
         make_source, tmp_path, monkeypatch, copy_fails):
     import reportgen.build.forked as forked
-    import reportgen.build.pipeline as pipeline
+    import reportgen.build.source_reading as source_reading
     import reportgen.load.contents as contents
     from reportgen.build.incremental import _hashes_path
 
     monkeypatch.setattr(contents, "RACY_SECONDS", -60.0)  # files written by the test count as settled
     _two_versions(make_source, tmp_path / "alone", tmp_path / "cache-alone")
-    monkeypatch.setattr(pipeline, "APART_FROM", 1)
-    made: list[int] = []
+    monkeypatch.setattr(forked, "APART_FROM", 1)
+    monkeypatch.setattr(source_reading, "LIST_APART_BYTES", 1)
+    made: list[str] = []
     real = forked.Forked.__init__
 
-    def counting(self, step):
-        made.append(1)
-        real(self, (lambda: 1 / 0) if copy_fails else step)
+    def counting(self, step, then=None):
+        made.append("listing" if then else "step")
+        real(self, (lambda: 1 / 0) if copy_fails else step, then)
 
     monkeypatch.setattr(forked.Forked, "__init__", counting)
     _, source = _two_versions(make_source, tmp_path / "apart", tmp_path / "cache-apart")
-    assert len(made) == 4  # per build: the source record and the changes page
+    # v1: the source record, the changes page (none: no previous version). v2 has a
+    # record to list the folder by: the listing (which saves the record) and the changes
+    # page; and when the listing fails, the build lists the folder and saves the record apart.
+    assert made == ["step", "step", "listing"] + (["step"] if copy_fails else []) + ["step"]
     page = "diff/v1..v2/index.html"
     assert (tmp_path / "apart" / page).read_bytes() == (tmp_path / "alone" / page).read_bytes()
     assert [p.name for p in (tmp_path / "apart" / "diff" / "v1..v2").iterdir()] == ["index.html"]
@@ -124,3 +128,72 @@ def test_the_changes_page_and_the_source_record_made_apart_are_those_the_build_m
     # The record of the source's files is there either way: the next build reads no file again.
     record = _hashes_path(tmp_path / "cache-apart", source).read_text()
     assert "calls.csv\t" in record and "image.svg\t" in record
+
+
+@pytest.mark.parametrize("copy_fails", [False, True])
+def test_a_bad_artifact_path_is_reported_alike_when_the_folder_is_listed_apart(
+        make_source, tmp_path, monkeypatch, copy_fails):
+    """The log is parsed while a copy lists the folder; its artifact paths are checked
+    against the listing once it is back, and reported at their lines as ever."""
+    import reportgen.build.forked as forked
+    import reportgen.build.source_reading as source_reading
+    from reportgen.errors import InputError
+
+    import shutil
+
+    source = make_source()
+    build_site(source, tmp_path / "site", cache=tmp_path / "cache")  # leaves a record
+    shutil.rmtree(source / "experiments/mini/artifacts/X-4")  # row 4, on line 5
+    with pytest.raises(InputError) as alone:
+        build_site(source, tmp_path / "fresh", cache=None)
+    monkeypatch.setattr(source_reading, "LIST_APART_BYTES", 1)
+    listings: list[int] = []
+    real = forked.Forked.__init__
+
+    def counting(self, step, then=None):
+        listings.extend([1] if then else [])
+        real(self, (lambda: 1 / 0) if copy_fails else step, then)
+
+    monkeypatch.setattr(forked.Forked, "__init__", counting)
+    with pytest.raises(InputError) as apart:
+        build_site(source, tmp_path / "site", cache=tmp_path / "cache")
+    assert listings == [1]
+    assert str(apart.value) == str(alone.value)
+    assert str(apart.value) == ("experiments/mini/calls.csv:5: artifact_path: 'artifacts/X-4' does not exist "
+                                "in the experiment folder")
+
+
+def test_a_copy_sends_its_result_before_it_goes_on(tmp_path):
+    """``then`` runs in the copy after its result is sent: the build has the result while
+    the copy is still at work, and ``close`` waits for the copy to end."""
+    import os
+    import time
+
+    from reportgen.build.forked import Forked
+
+    go, done = tmp_path / "go", tmp_path / "done"
+
+    def then():
+        deadline = time.monotonic() + 30
+        while not go.exists() and time.monotonic() < deadline:  # until the build has the result
+            time.sleep(0.01)
+        done.write_text("after the result" if go.exists() else "before the result")
+
+    copy = Forked(lambda: {"listed": 3}, then=then)
+    assert copy.result() == {"listed": 3}
+    assert not done.exists()
+    go.touch()
+    pid = copy.pid
+    copy.close()
+    assert done.read_text() == "after the result"
+    with pytest.raises(ChildProcessError):  # reaped
+        os.waitpid(pid, os.WNOHANG)
+
+
+def test_a_copy_that_fails_after_sending_its_result_keeps_the_result():
+    from reportgen.build.forked import Forked
+
+    copy = Forked(lambda: "listing", then=lambda: 1 / 0)
+    assert copy.result() == "listing"
+    assert copy.wait() != 0
+    assert Forked(lambda: 1 / 0, then=lambda: None).result() is None

@@ -230,6 +230,16 @@ def load_file_hashes(cache: Path | None, source: Path) -> FileHashes | None:
         return FileHashes()
 
 
+def file_hashes_size(cache: Path | None, source: Path) -> int:
+    """The size in bytes of the record ``load_file_hashes`` would read (0 when there is none)."""
+    if cache is None:
+        return 0
+    try:
+        return _hashes_path(cache, source).stat().st_size
+    except OSError:
+        return 0
+
+
 def save_file_hashes(cache: Path | None, source: Path, hashes: FileHashes | None) -> None:
     """Keep the hashes this build took (only those of files it listed)."""
     if cache is None or hashes is None:

@@ -17,20 +17,19 @@ from reportgen.analysis.run import analyze_run
 from reportgen.audit.redaction import redact_audited
 from reportgen.audit.stage import AuditedRun, audit_with_artifacts, refuse_errors
 from reportgen.build.audit_apart import AuditsApart
-from reportgen.build.forked import CAN_FORK, Forked
+from reportgen.build.forked import start_apart
 from reportgen.build.incremental import (
     NO_CHECK,
     IncrementalCheck,
     Remembered,
-    load_file_hashes,
-    save_file_hashes,
 )
 from reportgen.build.progress import Progress
 from reportgen.build.render_pool import BackgroundRenders
+from reportgen.build.source_reading import SourceReading
 from reportgen.build.site_files import write_previous_diff, write_site_files
 from reportgen.claims.build import build_claims
 from reportgen.load.artifacts import collect_artifacts
-from reportgen.load.source import load_source, read_source
+from reportgen.load.source import load_source
 from reportgen.model.source import SourceSnapshot, ValidatedSource
 from reportgen.render.narrative import load_pages, render_pages
 from reportgen.render.pages import findings_index, render_version
@@ -110,24 +109,20 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
                 redact: bool, cache: Path | None, collecting: bool, copies: contextlib.ExitStack) -> BuildSummary:
     started = time.perf_counter()
     progress.stage(f"reading {source}")
-    hashes = load_file_hashes(cache, source)  # files unchanged since the last build are not read
+    # Each folder's SVGs are rendered from the moment they are read (a version found up to
+    # date has them all in the cache); with --redact, the redacted copies are drawn.
     render_cache = RenderCache(cache)
-    with BackgroundRenders(render_cache, progress) as renders:
-        # Each folder's SVGs are rendered from the moment they are read (a version found up
-        # to date has them all in the cache); with --redact, the redacted copies are drawn.
-        early_drawings = None if redact else partial(renders.start_early, source)
-        snapshot = read_source(source, hashes, early_drawings)  # None: the site configuration has problems
-        check = NO_CHECK
-        if snapshot is not None:
-            label = version or snapshot.config.version
-            check = IncrementalCheck.of(source, out, label, snapshot.config.theme, snapshot.digest, redact, cache)
-            if earlier := _up_to_date(check, snapshot, source, out, label, progress):
-                renders.cancel()
-                return dataclasses.replace(earlier, seconds=time.perf_counter() - started)
-            check_publishable(out, label, snapshot.digest, force)  # refused before any work: published from elsewhere
-        save_hashes = _apart(copies, partial(save_file_hashes, cache, source, hashes), len(hashes.now) if hashes else 0)
-        validated = _load(source, snapshot, version)
-        del snapshot
+    with BackgroundRenders(render_cache, progress) as renders:  # no thread yet: the listing may be forked
+        reading = SourceReading(source, cache, copies, None if redact else partial(renders.start_early, source))
+        # Listed apart, the logs are parsed meanwhile; else an up-to-date version is found
+        # before any log is parsed.
+        validated = _load(source, partial(_listed_meanwhile, reading), version) if reading.apart else None
+        check, earlier = _checked(reading.snapshot(), source, out, version, redact, cache, force, progress)
+        if earlier is not None:
+            renders.cancel()
+            return dataclasses.replace(earlier, seconds=time.perf_counter() - started)
+        validated = validated or _load(source, reading.snapshot, version)
+        save_hashes = reading.saving()
         clean = check.clean_contents()
         with _chart_drawer(validated) as drawer, AuditsApart(validated, clean, redact) as apart:
             # Without --redact the audit leaves the runs as they are: each is analysed first,
@@ -143,7 +138,7 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
     sheets = SheetsMade(check.sheets())
     folder, written = _write_version(report, out, progress, check.code, sheets)
     n_calls = sum(len(run.calls) for run in validated.runs)
-    write_changes = _apart(copies, partial(write_previous_diff, out, validated.root, validated.config, folder,
+    write_changes = start_apart(copies, partial(write_previous_diff, out, validated.root, validated.config, folder,
                                            progress, None if redact else validated), n_calls)
     check.remember_sheets(sheets.earlier, sheets.now)
     save_hashes()
@@ -158,33 +153,21 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
     return _summary(remembered, label, folder, reused, time.perf_counter() - started, *n_sheets)
 
 
-# Inputs (files, calls) from which a step that hands nothing back to the build (saving a
-# record, writing the page of changes) is done by a forked copy beside it: see forked.
-APART_FROM = 20_000
-
-
-def _apart(copies: contextlib.ExitStack, step: Callable[[], object], size: int) -> Callable[[], None]:
-    """``step`` started in a forked copy of the build when the build is large enough for it
-    to pay; the function that finishes it: waits for the copy, or does the step here when
-    it was not started apart or the copy failed."""
-    if size < APART_FROM or not CAN_FORK:
-        return step
-    copy = Forked(lambda: step() or True)
-    copies.callback(copy.result)  # a failed build still waits for it: it writes files, never half of one
-
-    def finish() -> None:
-        if copy.result() is None:
-            step()
-
-    return finish
-
-
-def _load(source: Path, snapshot: SourceSnapshot | None, version: str | None) -> ValidatedSource:
-    validated = load_source(source, snapshot=snapshot)
+def _load(source: Path, listing: Callable[[], SourceSnapshot | None], version: str | None) -> ValidatedSource:
+    validated = load_source(source, listing=listing)
     gc.freeze()
     if version:
         validated = dataclasses.replace(validated, config=dataclasses.replace(validated.config, version=version))
     return validated
+
+
+def _listed_meanwhile(reading: SourceReading) -> SourceSnapshot | None:
+    """The source as listed apart, asked for once the logs are parsed; while the listing
+    is still under way, what the analysis is about to import is imported (the charts:
+    altair and pandas, a second)."""
+    import reportgen.render.charts  # noqa: F401
+
+    return reading.snapshot()
 
 
 def _audit(validated: ValidatedSource, renders: BackgroundRenders, redact: bool,
@@ -236,6 +219,21 @@ def _remembered(report: Report, hashes, n_sheets: int) -> Remembered:
         n_renders=len(renders), n_render_failures=sum(1 for r in renders if r.png is None),
         n_claims=len(report.claims), n_warnings=sum(len(r.findings) for r in report.runs),
         built_at=report.built_at)
+
+
+def _checked(snapshot: SourceSnapshot | None, source: Path, out: Path, version: str | None, redact: bool,
+             cache: Path | None, force: bool, progress: Progress) -> tuple[IncrementalCheck, BuildSummary | None]:
+    """What earlier builds left for these inputs; and the summary of the earlier build of
+    this very version, when it is up to date (else the version is checked to be ours to
+    write, before anything is written)."""
+    if snapshot is None:  # the site configuration has problems: loading the source reports them
+        return NO_CHECK, None
+    label = version or snapshot.config.version
+    check = IncrementalCheck.of(source, out, label, snapshot.config.theme, snapshot.digest, redact, cache)
+    earlier = _up_to_date(check, snapshot, source, out, label, progress)
+    if earlier is None:
+        check_publishable(out, label, snapshot.digest, force)  # published from elsewhere: refused
+    return check, earlier
 
 
 def _up_to_date(check: IncrementalCheck, snapshot: SourceSnapshot, source: Path, out: Path, label: str,

@@ -6,7 +6,7 @@ import bisect
 import os
 import re
 from pathlib import Path
-from typing import AnyStr, Iterable, Iterator, Mapping
+from typing import AnyStr, Callable, Iterable, Iterator, Mapping
 
 from reportgen.load.files import list_folder
 from reportgen.model.artifacts import Artifact, CallArtifacts, Contents, sha256
@@ -19,15 +19,20 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
     out: dict[str, CallArtifacts] = {}
     root = run.folder.resolve()
     listed = run.files
+    # Looked up once, not for each of 100,000 calls: the listed files' hashes (a plain
+    # dict, with every listed file), where to read their bytes, and each file name's kind.
+    hashed = listed.sha256 if listed is not None else {}
     below = _FilesBelow(listed.data, listed.dirs) if listed is not None else None
+    ref = _refs(listed) if listed is not None else None
+    kinds: dict[str, str] = {}
     for call in run.calls:
         if not call.artifact_path:
             continue
         rel = os.path.normpath(call.artifact_path)
-        if listed is not None and rel in listed.data:
-            named = [(os.path.basename(rel), _ref(listed, rel), listed.sha256[rel])]
-        elif listed is not None and rel in listed.dirs and not _link_below(listed.links, rel):
-            named = [(name[len(rel) + 1:], _ref(listed, name), listed.sha256[name]) for name in below(rel)]
+        if rel in hashed:
+            named = [(os.path.basename(rel), ref(rel), hashed[rel])]
+        elif listed is not None and rel in listed.dirs and not (listed.links and _link_below(listed.links, rel)):
+            named = [(name[len(rel) + 1:], ref(name), hashed[name]) for name in below(rel)]
         else:
             target = os.path.join(run.folder, rel)
             paths = [(os.path.basename(target), target)] if os.path.isfile(target) else _files_below(target, root)
@@ -36,8 +41,9 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
                 with open(path, "rb") as handle:
                     data = handle.read()
                 named.append((name, data, sha256(data)))
-        files = [Artifact(name, digest, data, artifact_kind(name)) for name, data, digest in named]
-        if "svg" not in {a.kind for a in files}:
+        files = [Artifact(name, digest, data, kinds.get(name) or kinds.setdefault(name, artifact_kind(name)))
+                 for name, data, digest in named]
+        if not any(a.kind == "svg" for a in files):
             response = next((a for a in files if a.kind == "response"), None)
             span = next(svg_spans(response.data), None) if response else None
             if span:
@@ -46,6 +52,12 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
                                       derived=f"first <svg>…</svg> block of {response.name}"))
         out[call.call_id] = CallArtifacts(call.call_id, tuple(files))
     return out
+
+
+def _refs(files: RunFiles) -> Callable[[str], bytes | Contents]:
+    """How to take a listed file's bytes, or where to read them when the listing reads them lazily."""
+    data = files.data
+    return data.ref if hasattr(data, "ref") else data.__getitem__
 
 
 def _ref(files: RunFiles, rel: str) -> bytes | Contents:

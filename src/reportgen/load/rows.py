@@ -18,13 +18,14 @@ from reportgen.model.source import RawLog, RawRow, RunFiles
 HASH_RE = re.compile(r"^sha256:([0-9a-f]{64})$")
 
 
-def _parse_calls(log: RawLog, contract: RunContract, folder: Path | None, problems: Collector,
-                 files: RunFiles | None = None) -> list[Call]:
+def _parse_calls(log: RawLog, contract: RunContract, problems: Collector) -> list[Call]:
+    """The log's rows as calls; their artifact paths are checked apart
+    (``check_artifact_paths``), once the run folder is listed."""
     calls: list[Call] = []
     seen_ids: dict[str, int] = {}
     service_ids = {s.id for s in contract.services}
     for row in log.rows:
-        call = _parse_row(row, log.file, contract, service_ids, folder, problems, files)
+        call = _parse_row(row, log.file, contract, service_ids, problems)
         if call is None:
             continue
         if call.call_id in seen_ids:
@@ -38,8 +39,22 @@ def _parse_calls(log: RawLog, contract: RunContract, folder: Path | None, proble
     return calls
 
 
+def check_artifact_paths(calls: list[Call], folder: Path, files: RunFiles | None, file: str,
+                         problems: Collector) -> list[Call]:
+    """The calls whose artifact path is safe and exists in ``folder`` (``files``: the
+    folder as listed); each other one is reported at its line."""
+    kept = []
+    for call in calls:
+        message = artifact_problem(folder, call.artifact_path, files) if call.artifact_path else None
+        if message:
+            problems.add(file, call.line, "artifact_path", message)
+        else:
+            kept.append(call)
+    return kept
+
+
 def _parse_row(row: RawRow, file: str, contract: RunContract, service_ids: set[str],
-               folder: Path | None, problems: Collector, files: RunFiles | None) -> Call | None:
+               problems: Collector) -> Call | None:
     r = _RowReader(row, file, problems)
     run_id = _run_id(r, contract)
     service = _service(r, service_ids)
@@ -53,7 +68,7 @@ def _parse_row(row: RawRow, file: str, contract: RunContract, service_ids: set[s
     qualified = _qualified(r, status, disputed)
     attempt = _attempt(r)
     phase = _phase(r)
-    artifact = _artifact(r, folder, files)
+    artifact = r.get("artifact_path")
     call_id = _call_id(r, service, run_id, started_text, rhash, block_id, attempt)
     if not r.ok:
         return None
@@ -193,15 +208,6 @@ def _phase(r: _RowReader) -> str:
     if phase not in PHASES:
         r.bad("phase", f"{phase!r} is not 'pilot' or 'formal'")
     return phase
-
-
-def _artifact(r: _RowReader, folder: Path | None, files: RunFiles | None) -> str:
-    artifact = r.get("artifact_path")
-    if artifact and folder is not None:
-        message = artifact_problem(folder, artifact, files)
-        if message:
-            r.bad("artifact_path", message)
-    return artifact
 
 
 def _call_id(r: _RowReader, service: str, run_id: str, started: str, rhash: str, block: str, attempt: int) -> str:

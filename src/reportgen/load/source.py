@@ -17,7 +17,7 @@ from reportgen.load.contract import load_contract, load_site_config
 from reportgen.load.design_checks import check_design
 from reportgen.load.contents import FileHashes, read_run_files
 from reportgen.load.requests import _check_requests
-from reportgen.load.rows import _parse_calls
+from reportgen.load.rows import _parse_calls, check_artifact_paths
 from reportgen.model.calls import Call
 from reportgen.model.config import RunContract, SiteConfig
 from reportgen.model.source import RawLog, RawRow, RunFiles, SourceSnapshot, ValidatedRun, ValidatedSource
@@ -42,12 +42,15 @@ def read_source(source: Path, hashes: FileHashes | None = None,
     return SourceSnapshot(config, runs, _digest(source, [(f"experiments/{n}", f) for n, f in runs.items()]))
 
 
-def load_source(source: Path, check_artifacts: bool = True, snapshot: SourceSnapshot | None = None) -> ValidatedSource:
+def load_source(source: Path, check_artifacts: bool = True, snapshot: SourceSnapshot | None = None,
+                listing: Callable[[], SourceSnapshot | None] | None = None) -> ValidatedSource:
     """Read and validate everything; raise InputError listing every problem.
 
     ``check_artifacts=False`` is for recomputing a published version from its data/
     folder, which holds the contract, log and requests but publishes artifacts apart.
-    ``snapshot`` is the same folder as ``read_source`` read it: its files are not read again."""
+    ``snapshot`` is the same folder as ``read_source`` read it: its files are not read
+    again. ``listing`` gives that snapshot once it is read (by another process, say):
+    it is waited for only after the first run's log is parsed."""
     problems = Collector()
     if not source.is_dir():
         problems.add(str(source), 0, "", "source folder not found")
@@ -56,16 +59,34 @@ def load_source(source: Path, check_artifacts: bool = True, snapshot: SourceSnap
     runs: list[ValidatedRun] = []
     experiments_dir = source / "experiments"
     names = _experiment_names(experiments_dir, config, problems)
+    listed = _Listed(snapshot, listing)
     for name in names:
-        files = snapshot.runs.get(name) if snapshot is not None else None
-        run = _load_run(experiments_dir / name, f"experiments/{name}", problems, check_artifacts, files)
+        run = _load_run(experiments_dir / name, f"experiments/{name}", problems, check_artifacts,
+                        partial(listed.files, name))
         if run is not None:
             runs.append(run)
     problems.raise_if_any()
     assert config is not None
-    digest = snapshot.digest if snapshot is not None else _digest(
+    done = listed.snapshot()
+    digest = done.digest if done is not None else _digest(
         source, [(run.rel_folder, run.files or read_run_files(run.folder)) for run in runs])
     return ValidatedSource(source, config, tuple(runs), digest)
+
+
+class _Listed:
+    """The source as read by ``read_source``, taken from ``listing`` when first asked."""
+
+    def __init__(self, snapshot: SourceSnapshot | None, listing: Callable[[], SourceSnapshot | None] | None) -> None:
+        self.listing, self.done = listing, snapshot
+
+    def snapshot(self) -> SourceSnapshot | None:
+        if self.listing is not None:
+            self.done, self.listing = self.listing(), None
+        return self.done
+
+    def files(self, name: str) -> RunFiles | None:
+        done = self.snapshot()
+        return done.runs.get(name) if done is not None else None
 
 
 def _experiment_names(folder: Path, config: SiteConfig | None, problems: Collector) -> list[str]:
@@ -105,17 +126,19 @@ def load_contract_and_log(folder: Path, rel_folder: str, problems: Collector
 
 def parse_rows(log: RawLog, contract: RunContract, rows: Sequence[RawRow], problems: Collector) -> list[Call]:
     """Some rows of a published log, as calls (their artifacts are checked apart)."""
-    return _parse_calls(dataclasses.replace(log, rows=tuple(rows)), contract, None, problems)
+    return _parse_calls(dataclasses.replace(log, rows=tuple(rows)), contract, problems)
 
 
 def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifacts: bool,
-              files: RunFiles | None = None) -> ValidatedRun | None:
+              listed: Callable[[], RunFiles | None]) -> ValidatedRun | None:
     read = load_contract_and_log(folder, rel_folder, problems)
     if read is None:
         return None
     contract, log = read
-    files = files or read_run_files(folder)
-    calls = _parse_calls(log, contract, folder if check_artifacts else None, problems, files)
+    calls = _parse_calls(log, contract, problems)  # while the folder may still be being listed
+    files = listed() or read_run_files(folder)
+    if check_artifacts:
+        calls = check_artifact_paths(calls, folder, files, log.file, problems)
     # A published version records the hashes of request bodies it redacted; a source
     # folder never gets to declare its own exceptions.
     redacted = {} if check_artifacts else _published_redactions(folder)

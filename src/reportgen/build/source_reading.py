@@ -1,0 +1,79 @@
+"""Reading the source for a build: every file listed and hashed (against the record of
+the source's files an earlier build left, see load.contents), and every log parsed.
+
+A rebuild of a large source finds most of its files as recorded, yet listing them takes
+one lstat each (270,000 for 100,000 calls), and parsing the log's rows as long again,
+each on one core. When the record is large enough for it to pay, a forked copy of the
+build lists the folder, sends it back and then saves the record, while the build parses
+the logs (``load_source`` waits for the listing only once a log is parsed). A copy that
+fails leaves the reading to the build, as in a first build: see ``forked``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+
+from reportgen.build.forked import CAN_FORK, Forked, start_apart
+from reportgen.build.incremental import file_hashes_size, load_file_hashes, save_file_hashes
+from reportgen.load.contents import FileHashes
+from reportgen.load.source import read_source
+from reportgen.model.source import RunFiles, SourceSnapshot
+
+# The size of a record of the source's files from which the folder is listed apart: some
+# 12,000 files (a record holds about 320 bytes a file). Below, forking costs more than it saves.
+LIST_APART_BYTES = 4_000_000
+
+Drawings = Callable[[str, RunFiles], None]
+
+
+class SourceReading:
+    """The source folder being read for this build. ``drawings``: told of each run's SVG
+    files as soon as the build itself reads them (see ``read_source``); a listing done
+    apart reads them where no renderer waits, so they are drawn with the rest."""
+
+    def __init__(self, source: Path, cache: Path | None, copies: contextlib.ExitStack,
+                 drawings: Drawings | None) -> None:
+        self.source, self.cache, self.copies, self.drawings = source, cache, copies, drawings
+        self.hashes: FileHashes | None = None
+        self.copy: Forked[SourceSnapshot] | None = None
+        self.done: SourceSnapshot | None = None
+        self.read = False
+        if CAN_FORK and file_hashes_size(cache, source) >= LIST_APART_BYTES:
+            self.copy = Forked(self._listed, then=self._save)
+            copies.callback(self.copy.close)  # a failed build waits for it: it saves the record whole
+        else:
+            self.snapshot()  # at once: the SVGs start rendering while the logs are parsed
+
+    @property
+    def apart(self) -> bool:
+        """Whether the folder is being listed by a forked copy (not read yet)."""
+        return self.copy is not None and not self.read
+
+    def snapshot(self) -> SourceSnapshot | None:
+        """The source as ``read_source`` reads it; None when its configuration has problems."""
+        if not self.read:
+            self.done = self.copy.result() if self.copy is not None else None
+            if self.done is None:
+                self.copy = None  # not listed apart, or the copy failed: read here
+                self.hashes = load_file_hashes(self.cache, self.source)
+                self.done = read_source(self.source, self.hashes, self.drawings)
+            self.read = True
+        return self.done
+
+    def saving(self) -> Callable[[], None]:
+        """The record of the files read, being saved; the function that finishes it."""
+        copy, hashes = self.copy, self.hashes
+        if copy is not None:  # the copy saves it once the listing is sent
+            return lambda: copy.close()
+        return start_apart(self.copies, lambda: save_file_hashes(self.cache, self.source, hashes),
+                           len(hashes.now) if hashes else 0)
+
+    def _listed(self) -> SourceSnapshot | None:
+        """In the copy: the source listed, as the build would list it."""
+        self.hashes = load_file_hashes(self.cache, self.source)
+        return read_source(self.source, self.hashes)
+
+    def _save(self) -> None:
+        save_file_hashes(self.cache, self.source, self.hashes)
