@@ -204,7 +204,7 @@ def test_charts_drawn_in_a_worker_are_the_charts_drawn_here(monkeypatch, tmp_pat
     version is byte for byte the one a build that draws them itself writes."""
     import json
 
-    import reportgen.build.pipeline as pipeline
+    import reportgen.build.stages as stages
     import reportgen.render.charts as charts
     from conftest import DEMO
 
@@ -218,7 +218,7 @@ def test_charts_drawn_in_a_worker_are_the_charts_drawn_here(monkeypatch, tmp_pat
     monkeypatch.setattr(charts, "ChartDrawer", Recorded)
     manifests = []
     for threshold, site in ((10**9, tmp_path / "here"), (0, tmp_path / "worker")):
-        monkeypatch.setattr(pipeline, "BACKGROUND_CHARTS", threshold)
+        monkeypatch.setattr(stages, "BACKGROUND_CHARTS", threshold)
         result = run_cli("build", DEMO, "--out", site, "--no-cache", "-q")
         assert result.exit_code == 0, result.output
         manifests.append(json.loads((site / "v1" / "manifest.json").read_text())["files"])

@@ -73,12 +73,12 @@ def test_a_copy_still_at_work_is_stopped_when_the_build_fails(make_source, tmp_p
         return copy
 
     monkeypatch.setattr(audit_apart, "_fork_audit", fork)
-    import reportgen.build.pipeline as pipeline
+    import reportgen.build.stages as stages
 
     def failing(*_):
         raise RuntimeError("analysis failed")
 
-    monkeypatch.setattr(pipeline, "_analyse_early", failing)
+    monkeypatch.setattr(stages, "_analyse_early", failing)
     with pytest.raises(RuntimeError, match="analysis failed"):
         build_site(source, tmp_path / "site", cache=tmp_path / "cache")
     assert len(started) == 1

@@ -1,0 +1,199 @@
+"""The build's stages once the source is loaded: audit -> analyse -> claims -> render -> write.
+
+Apart from the loading (``pipeline``), since these import scipy, pandas, altair and jinja2:
+a build imports them only once it knows its version is not up to date, and while the
+source is still being read when its folder is listed apart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import gc
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from reportgen.analysis.run import analyze_run
+from reportgen.audit.redaction import redact_audited
+from reportgen.audit.stage import AuditedRun, audit_with_artifacts, refuse_errors
+from reportgen.build.audit_apart import AuditsApart
+from reportgen.build.forked import start_apart
+from reportgen.build.incremental import IncrementalCheck, Remembered
+from reportgen.build.progress import Progress
+from reportgen.build.render_pool import BackgroundRenders
+from reportgen.build.site_files import write_previous_diff, write_site_files
+from reportgen.build.summary import BuildSummary, summary_of
+from reportgen.claims.build import build_claims
+from reportgen.load.artifacts import collect_artifacts
+from reportgen.model.source import ValidatedSource
+from reportgen.render.narrative import load_pages, render_pages
+from reportgen.render.pages import findings_index, render_version
+from reportgen.render.report import Report, RunReport
+from reportgen.render.shared import SheetsMade
+from reportgen.render.sheets import SHEET_CALLS
+from reportgen.render.svg import RenderCache
+from reportgen.render.theme import claim_renderer, theme_environment
+from reportgen.write.version import VersionWriter
+
+if TYPE_CHECKING:  # charts imports altair and pandas: see _chart_drawer
+    from reportgen.analysis.results import ExperimentAnalysis
+    from reportgen.render.charts import Chart, ChartDrawer
+
+    Early = dict[str, tuple[ExperimentAnalysis, Callable[[], tuple[Chart, ...]]]]
+
+
+# Calls from which a source's charts are drawn in a worker process, beside the audit
+# (starting the worker costs more than a small run's charts).
+BACKGROUND_CHARTS = 20_000
+
+
+def analysed_report(validated: ValidatedSource, check: IncrementalCheck, renders: BackgroundRenders, redact: bool,
+                    progress: Progress) -> Report:
+    """Audit, analysis and claims of every run, with its renders and charts."""
+    clean = check.clean_contents()
+    with _chart_drawer(validated) as drawer, AuditsApart(validated, clean, redact) as apart:
+        # Without --redact the audit leaves the runs as they are: each is analysed first,
+        # so that its charts are drawn (in their worker) while it is audited (a large
+        # run's audit is worked out meanwhile by a copy of the build: see audit_apart).
+        early = {} if redact else _analyse_early(validated, drawer, progress)
+        audited = _audit(validated, renders, redact, progress, clean, apart)
+        check.remember_clean(clean)
+        return _analyse(validated, audited, progress, renders, drawer, early)
+
+
+def publish(source: Path, report: Report, out: Path, check: IncrementalCheck, render_cache: RenderCache,
+            save_hashes: Callable[[], None], redact: bool, progress: Progress, copies: contextlib.ExitStack,
+            started: float) -> BuildSummary:
+    """The version written, and what the next build needs remembered; its summary."""
+    validated = report.source
+    gc.freeze()
+    progress.stage(f"rendered {render_cache.misses} distinct SVGs, reused {render_cache.hits}")
+    report = _with_narrative(report, load_pages(source))
+    sheets = SheetsMade(check.sheets())
+    folder, written = _write_version(report, out, progress, check.code, sheets)
+    n_calls = sum(len(run.calls) for run in validated.runs)
+    write_changes = start_apart(copies, partial(write_previous_diff, out, validated.root, validated.config, folder,
+                                           progress, None if redact else validated), n_calls)
+    check.remember_sheets(sheets.earlier, sheets.now)
+    save_hashes()
+    remembered = _remembered(report, written.hashes, len(sheets.now))
+    check.remember(report.runs, remembered, written.stats, written.store_stats)
+    n_sheets = (len(sheets.now), sheets.written)
+    label = validated.config.version
+    write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
+                     progress, None if redact else validated, changes=False)
+    write_changes()
+    reused = sum(1 for run in report.runs for sha in run.renders if sha in render_cache.hit_shas)
+    return summary_of(remembered, label, folder, reused, time.perf_counter() - started, *n_sheets)
+
+
+def _audit(validated: ValidatedSource, renders: BackgroundRenders, redact: bool,
+           progress: Progress, clean: set[str] | None, apart: AuditsApart) -> list[AuditedRun]:
+    progress.stage("auditing the run against its contract")
+    audited = []
+    for run in validated.runs:
+        artifacts = collect_artifacts(run)
+        if not redact:  # the drawings a run needs, rendered while it is audited and analysed
+            renders.start(run, artifacts)
+        found = apart.result(run.contract.id)
+        if found is None:
+            audited.append(audit_with_artifacts(run, artifacts, clean))
+        else:
+            audited.append(AuditedRun(run, artifacts, found.findings))
+            if clean is not None:
+                clean.update(found.clean)
+    gc.freeze()
+    if redact:  # with --redact, the redacted copies are what is drawn
+        audited = [redact_audited(a) for a in audited]
+        for item in audited:
+            renders.start(item.run, item.artifacts)
+    refuse_errors(audited)
+    return audited
+
+
+def _with_narrative(report: Report, pages) -> Report:
+    """Narrative pages, their citations shown as every page shows claims. Unknown
+    claim ids fail here, before anything is written."""
+    env = theme_environment(report.source.root, report.source.config.theme)
+    shown = claim_renderer(env, findings_index(report))
+    return dataclasses.replace(report, pages=render_pages(pages, {c.id: c for c in report.claims}, shown))
+
+
+def _write_version(report: Report, out: Path, progress: Progress, code: str, sheets: SheetsMade
+                   ) -> tuple[Path, VersionWriter]:
+    with VersionWriter(out, report.source.config.version) as writer:
+        with progress.bar("pages", _count_pages(report)) as bar:
+            render_version(report, writer, tick=writer.ticks(lambda: bar.update(1)), code_key=code, known=sheets)
+        return writer.commit(), writer
+
+
+def _remembered(report: Report, hashes, n_sheets: int) -> Remembered:
+    renders = [r for run in report.runs for r in run.renders.values()]
+    return Remembered(
+        n_calls=sum(len(r.analysis.run.calls) for r in report.runs),
+        n_pages=sum(1 for p in hashes if p.endswith(".html")), n_sheets=n_sheets,
+        n_drawings=sum(1 for run in report.runs for b in run.artifacts.values() if b.first("svg")),
+        n_renders=len(renders), n_render_failures=sum(1 for r in renders if r.png is None),
+        n_claims=len(report.claims), n_warnings=sum(len(r.findings) for r in report.runs),
+        built_at=report.built_at)
+
+
+def _chart_drawer(validated: ValidatedSource) -> ChartDrawer:
+    # Imported here, not above: altair and pandas take a second to import, which a build
+    # that finds its version up to date never needs, and which a full build pays while
+    # the renders keep the other cores busy.
+    from reportgen.render.charts import ChartDrawer
+
+    return ChartDrawer(background=sum(len(run.calls) for run in validated.runs) >= BACKGROUND_CHARTS)
+
+
+def _analyse_early(validated: ValidatedSource, drawer: ChartDrawer, progress: Progress) -> Early:
+    """Each run's analysis and its charts (being drawn), by run id."""
+    from reportgen.render.charts import start_charts
+
+    early: Early = {}
+    for run in validated.runs:
+        progress.stage(f"analysing {run.contract.id}: {len(run.calls)} calls")
+        analysis = analyze_run(run)
+        early[run.contract.id] = (analysis, start_charts(analysis, drawer))
+    return early
+
+
+def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Progress,
+             renders: BackgroundRenders, drawer: ChartDrawer, early: Early) -> Report:
+    from reportgen.render.charts import start_charts
+
+    runs = []
+    for item in audited:
+        run = item.run
+        analysis, charts = early.get(run.contract.id, (None, None))
+        if analysis is None or analysis.run is not run:  # not analysed yet, or the audit made a copy
+            progress.stage(f"analysing {run.contract.id}: {len(run.calls)} calls")
+            analysis = analyze_run(run)
+            charts = start_charts(analysis, drawer)
+        claims = build_claims(analysis, item.findings)
+        progress.stage("drawing charts")
+        drawn_charts = charts()
+        settings, drawn = renders.result(run)
+        runs.append(RunReport(analysis, claims, item.artifacts, drawn, settings, item.findings, drawn_charts))
+    return Report(validated, tuple(runs), built_at(validated))
+
+
+def _count_pages(report: Report) -> int:
+    """Pages render_version will write (for the progress bar; an estimate is enough)."""
+    services = sum(len(r.analysis.run.contract.services) for r in report.runs)
+    sheets = sum(len(r.analysis.run.calls) // SHEET_CALLS + len(r.analysis.run.contract.services)
+                 for r in report.runs)
+    return 2 + len(report.pages) + sheets + services + 2 * len(report.runs)
+
+
+def built_at(validated: ValidatedSource) -> str:
+    """The build's date comes from the source, never the clock: reportgen.toml's
+    built_at, else the newest call's start time."""
+    if validated.config.built_at:
+        return validated.config.built_at
+    newest = max((c for r in validated.runs for c in r.calls), key=lambda c: c.started_at, default=None)
+    return newest.started_at_text if newest else ""
