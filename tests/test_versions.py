@@ -270,3 +270,26 @@ def test_a_killed_build_leaves_no_half_written_version(built_demo_copy, demo_sou
     # The next build removes the leftovers.
     assert run_cli("build", demo_source, "--out", out, "-q").exit_code == 0
     assert not list(out.glob(".v1.building-*"))
+
+
+def test_diff_lists_exactly_the_artifacts_whose_content_changed(tmp_path, make_source, run_cli, monkeypatch):
+    """Sheets both versions hold with the same pack are passed over whole; a call whose
+    response changed is listed, with the old and new hash of that one file."""
+    import hashlib
+
+    import reportgen.render.sheets
+
+    monkeypatch.setattr(reportgen.render.sheets, "SHEET_CALLS", 2)  # several sheets per service
+    old = mini_site(tmp_path, run_cli, make_source, "v1")
+    site = 'title = "Mini report"\nversion = "v2"\nprevious = "v1"\n'
+    source = make_source(site=site)
+    response = source / "experiments/mini/artifacts/Y-3/response.txt"
+    before = hashlib.sha256(response.read_bytes()).hexdigest()
+    response.write_text(response.read_text() + "\n(edited)\n")
+    after = hashlib.sha256(response.read_bytes()).hexdigest()
+    result = run_cli("build", source, "--out", tmp_path / "site", "-q")
+    assert result.exit_code == 0, result.output
+    result = run_cli("diff", old, tmp_path / "site" / "v2")
+    assert result.exit_code == 0, result.output
+    section = result.output[result.output.index("Artifacts whose content changed"):].split("\n\n")[0]
+    assert section.splitlines()[1:] == [f"  ~ mini/Y-3: response.txt: '{before}' -> '{after}'"], result.output

@@ -33,6 +33,11 @@ def records(data: bytes, name: str) -> Records | None:
     if name.endswith(".parquet"):
         return None
     quoted = name.endswith(".csv")
+    if not quoted or b'"' not in data:  # every line a record: no quote to hold a newline
+        lines = [(number, line) for number, line in enumerate(data.split(b"\n"), 1) if line.strip()]
+        if not quoted:
+            return Records(b"", tuple(lines))
+        return Records(lines[0][1], tuple(lines[1:])) if lines else None
     found: list[tuple[int, bytes]] = []
     pending: list[bytes] = []
     start, inside = 1, False
