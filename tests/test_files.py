@@ -7,6 +7,9 @@ import json
 import os
 import time
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import reportgen.load.files as files_module
 from reportgen.load.contents import read_run_files
 from reportgen.load.files import FolderNames, list_folder, plain_files
@@ -104,3 +107,13 @@ def test_a_tampered_folder_record_never_leads_out_of_the_folder(tmp_path):
     stamp = record.now[str(root)][0]
     for broken in ("nonsense", [stamp], [stamp, 5, [], []], [stamp, "a.txt", [], []], [stamp, [7], [], []]):
         assert _names(_settled_walk(root, FolderNames({str(root): broken}))) == (["a.txt"], [], [])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("a./\\:")), max_size=10))
+def test_a_plain_relative_path_is_checked_as_its_parts_say(rel):
+    from reportgen.load.files import _plain_relative
+
+    by_parts = (not rel.startswith("/") and "\\" not in rel and ":" not in rel
+                and all(part not in ("", ".", "..") for part in rel.split("/")))
+    assert _plain_relative(rel) == by_parts

@@ -12,12 +12,13 @@ fails leaves the reading to the build, as in a first build: see ``forked``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
 from reportgen.build.forked import CAN_FORK, Forked, start_apart
 from reportgen.build.incremental import file_hashes_size, load_file_hashes, save_file_hashes
-from reportgen.load.contents import FileHashes
+from reportgen.load.contents import FileContents, FileHashes
 from reportgen.load.source import read_source
 from reportgen.model.source import RunFiles, SourceSnapshot
 
@@ -71,9 +72,16 @@ class SourceReading:
                            len(hashes.now) if hashes else 0)
 
     def _listed(self) -> SourceSnapshot | None:
-        """In the copy: the source listed, as the build would list it."""
+        """In the copy: the source listed, as the build would list it, without the bytes
+        of the files it had to read (the logs, which the build reads itself, are most of
+        them: sending them back cost more than reading them again)."""
         self.hashes = load_file_hashes(self.cache, self.source)
-        return read_source(self.source, self.hashes)
+        snapshot = read_source(self.source, self.hashes)
+        if snapshot is None:
+            return None
+        runs = {name: dataclasses.replace(files, data=files.data.unread()) if isinstance(files.data, FileContents)
+                else files for name, files in snapshot.runs.items()}
+        return dataclasses.replace(snapshot, runs=runs)
 
     def _save(self) -> None:
         save_file_hashes(self.cache, self.source, self.hashes)

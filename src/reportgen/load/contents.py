@@ -107,6 +107,10 @@ class FileContents(Mapping[str, bytes]):
     def __contains__(self, rel: object) -> bool:
         return rel in self.paths
 
+    def unread(self) -> "FileContents":
+        """The same files, none of their bytes kept (read again, and checked, when asked for)."""
+        return FileContents(self.paths, self.sha256, self.sizes, {})
+
     def ref(self, rel: str) -> "FileRef":
         return FileRef(self, rel)
 

@@ -17,7 +17,7 @@ def artifact_problem(folder: Path, rel: str, files: RunFiles | None = None) -> s
 
     A path ``files`` lists as a regular file or folder was reached without a symbolic
     link, so it is inside the folder: no need to resolve it."""
-    if files is not None and (rel in files.data or rel in files.dirs) and _plain_relative(rel):
+    if files is not None and (rel in files.sha256 or rel in files.dirs) and _plain_relative(rel):
         return None  # the usual case, without a Path object (100,000 rows)
     path = Path(rel)
     if path.is_absolute() or rel.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", rel):
@@ -39,9 +39,11 @@ def artifact_problem(folder: Path, rel: str, files: RunFiles | None = None) -> s
 
 
 def _plain_relative(rel: str) -> bool:
-    """A '/'-separated relative path with no '..', '.', empty part, backslash or drive."""
-    return (not rel.startswith("/") and "\\" not in rel and ":" not in rel
-            and all(part not in ("", ".", "..") for part in rel.split("/")))
+    """A '/'-separated relative path with no '..', '.', empty part, backslash or drive
+    (as substrings of the path wrapped in '/': a split per call cost more, 100,000 times)."""
+    wrapped = f"/{rel}/"
+    return ("\\" not in rel and ":" not in rel and "//" not in wrapped and "/./" not in wrapped
+            and "/../" not in wrapped)
 
 
 @dataclass(frozen=True)
