@@ -119,8 +119,9 @@ def _planned_per_block(run: ValidatedRun, calls: list[Call]) -> tuple[dict[str, 
     n_blocks = len(run.contract.blocks)
     planned: dict[str, int] = {}
     notes: list[str] = []
+    per_service = Counter(c.service for c in calls)  # once: a leaderboard has 50 services
     for service, total in run.contract.planned_calls.items():
-        observed = sum(1 for c in calls if c.service == service)
+        observed = per_service[service]
         if n_blocks and total % n_blocks == 0:
             planned[service] = max(total // n_blocks, observed)
         else:
