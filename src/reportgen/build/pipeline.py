@@ -98,7 +98,7 @@ def _load(source: Path, listing: Callable[[], SourceSnapshot | None], version: s
 def _listed_meanwhile(reading: SourceReading) -> SourceSnapshot | None:
     """The source as listed apart, asked for once the logs are parsed; while the listing
     is still under way, the next stages are imported (scipy, pandas, altair, jinja2:
-    some three seconds, on a core that would wait)."""
+    two seconds, on a core that would wait)."""
     import reportgen.build.stages  # noqa: F401
     import reportgen.render.charts  # noqa: F401
 
