@@ -84,7 +84,7 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
         from reportgen.build import stages
 
         report = stages.analysed_report(validated, check, renders, redact, progress)
-    return stages.publish(source, report, out, check, render_cache, save_hashes, redact, progress, copies, started)
+    return stages.publish(report, out, check, render_cache, save_hashes, redact, progress, copies, started)
 
 
 def _load(source: Path, listing: Callable[[], SourceSnapshot | None], version: str | None) -> ValidatedSource:

@@ -64,14 +64,14 @@ def analysed_report(validated: ValidatedSource, check: IncrementalCheck, renders
         return _analyse(validated, audited, progress, renders, drawer, early)
 
 
-def publish(source: Path, report: Report, out: Path, check: IncrementalCheck, render_cache: RenderCache,
+def publish(report: Report, out: Path, check: IncrementalCheck, render_cache: RenderCache,
             save_hashes: Callable[[], None], redact: bool, progress: Progress, copies: contextlib.ExitStack,
             started: float) -> BuildSummary:
     """The version written, and what the next build needs remembered; its summary."""
     validated = report.source
     gc.freeze()
     progress.stage(f"rendered {render_cache.misses} distinct SVGs, reused {render_cache.hits}")
-    report = _with_narrative(report, load_pages(source))
+    report = _with_narrative(report, load_pages(validated.root))
     sheets = SheetsMade(check.sheets())
     folder, written = _write_version(report, out, progress, check.code, sheets)
     n_calls = sum(len(run.calls) for run in validated.runs)

@@ -42,15 +42,15 @@ def read_source(source: Path, hashes: FileHashes | None = None,
     return SourceSnapshot(config, runs, _digest(source, [(f"experiments/{n}", f) for n, f in runs.items()]))
 
 
-def load_source(source: Path, check_artifacts: bool = True, snapshot: SourceSnapshot | None = None,
+def load_source(source: Path, check_artifacts: bool = True,
                 listing: Callable[[], SourceSnapshot | None] | None = None) -> ValidatedSource:
     """Read and validate everything; raise InputError listing every problem.
 
     ``check_artifacts=False`` is for recomputing a published version from its data/
     folder, which holds the contract, log and requests but publishes artifacts apart.
-    ``snapshot`` is the same folder as ``read_source`` read it: its files are not read
-    again. ``listing`` gives that snapshot once it is read (by another process, say):
-    it is waited for only after the first run's log is parsed."""
+    ``listing`` gives the same folder as ``read_source`` reads it (by another process,
+    say), so that its files are not read again: it is asked for only once the first
+    run's log is parsed."""
     problems = Collector()
     if not source.is_dir():
         problems.add(str(source), 0, "", "source folder not found")
@@ -59,7 +59,7 @@ def load_source(source: Path, check_artifacts: bool = True, snapshot: SourceSnap
     runs: list[ValidatedRun] = []
     experiments_dir = source / "experiments"
     names = _experiment_names(experiments_dir, config, problems)
-    listed = _Listed(snapshot, listing)
+    listed = _Listed(listing)
     for name in names:
         run = _load_run(experiments_dir / name, f"experiments/{name}", problems, check_artifacts,
                         partial(listed.files, name))
@@ -76,8 +76,9 @@ def load_source(source: Path, check_artifacts: bool = True, snapshot: SourceSnap
 class _Listed:
     """The source as read by ``read_source``, taken from ``listing`` when first asked."""
 
-    def __init__(self, snapshot: SourceSnapshot | None, listing: Callable[[], SourceSnapshot | None] | None) -> None:
-        self.listing, self.done = listing, snapshot
+    def __init__(self, listing: Callable[[], SourceSnapshot | None] | None) -> None:
+        self.listing: Callable[[], SourceSnapshot | None] | None = listing
+        self.done: SourceSnapshot | None = None
 
     def snapshot(self) -> SourceSnapshot | None:
         if self.listing is not None:
