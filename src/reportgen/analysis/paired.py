@@ -175,7 +175,10 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
     test = None
     if binary is not None and decided_on == "t":
         test = stats.Test(binary.mcnemar.p_value, contract.alpha, "the exact McNemar test")
-    verdict = _verdict(contract, low, high, critical, test)
+    # Where a second interval is printed beside it, the verdict names the one it read.
+    basis = "the interval" if bootstrap is None else (
+        "the cluster bootstrap interval" if decided_on == "bootstrap" else "the paired t interval")
+    verdict = _verdict(contract, low, high, critical, test, basis)
     evidence = tuple(i for r in rows for i in r.candidate_calls) + tuple(i for r in rows for i in r.baseline_calls)
     return PairedComparison(
         baseline=baseline, candidate=candidate, unit="task" if repeated else "pair",
@@ -186,14 +189,14 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
 
 
 def _verdict(contract: RunContract, low: float, high: float, critical: bool,
-             test: stats.Test | None = None) -> Verdict:
+             test: stats.Test | None = None, basis: str = "the interval") -> Verdict:
     """Decide on the interval of candidate - baseline, in the contract's direction. The
     t interval inverts the paired t test printed beside it, so those two always agree;
     ``test`` is any other test the page prints beside the decision."""
     return stats.decide(low, high, min_useful_effect=contract.min_useful_effect,
                         noninferiority_margin=contract.noninferiority_margin,
                         critical_failure=contract.block_on_critical and critical,
-                        higher_is_better=contract.higher_is_better, test=test)
+                        higher_is_better=contract.higher_is_better, test=test, basis=basis)
 
 
 def paired_comparison(contract: RunContract, calls: Sequence[Call], rows: Sequence[PairRow] | None = None) -> PairedComparison:

@@ -101,13 +101,14 @@ def _holm_adjusted(group: GroupAnalysis, contract: RunContract) -> GroupAnalysis
     if k == 0:
         return group
     level = 1 - contract.alpha / k  # each decision reads a Bonferroni interval, labelled with its level
-    name = "Welch" if contract.primary_metric == "score" else "Fisher"
+    name, method = ("Welch", "Welch") if contract.primary_metric == "score" else ("Fisher", "Newcombe")
+    basis = f"the {level * 100:.4g}% Bonferroni-adjusted {method} interval"
     comparisons = []
     for c in group.comparisons:
         p = adjusted.get(c.candidate, math.nan)
         interval = _difference(group.service(c.baseline), group.service(c.candidate), contract, level).difference
-        test = stats.Test(p, contract.alpha, f"the Holm-adjusted {name} test over {k} comparisons")
-        verdict = _verdict(interval, test, contract, bool(group.service(c.candidate).critical_calls))
+        test = stats.Test(p, contract.alpha, f"the Holm-adjusted {name} test over {k} comparisons", "Holm-adjusted p")
+        verdict = _verdict(interval, test, contract, bool(group.service(c.candidate).critical_calls), basis)
         comparisons.append(dataclasses.replace(c, adjusted_p_value=None if math.isnan(p) else p,
                                                adjustment="holm", verdict=verdict, decided_on=interval))
     return dataclasses.replace(group, comparisons=tuple(comparisons))
@@ -218,11 +219,12 @@ def _difference(base: ServiceResult, cand: ServiceResult, contract: RunContract,
     return stats.compare_rates(c.numerator, c.denominator, b.numerator, b.denominator, cl)
 
 
-def _verdict(difference: stats.Estimate, test: stats.Test, contract: RunContract, critical: bool) -> stats.Verdict:
+def _verdict(difference: stats.Estimate, test: stats.Test, contract: RunContract, critical: bool,
+             basis: str = "the interval") -> stats.Verdict:
     return stats.decide(
         difference.low, difference.high,
         min_useful_effect=contract.min_useful_effect,
         noninferiority_margin=contract.noninferiority_margin,
         critical_failure=contract.block_on_critical and critical,
-        higher_is_better=contract.higher_is_better, test=test,
+        higher_is_better=contract.higher_is_better, test=test, basis=basis,
     )

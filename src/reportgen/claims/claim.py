@@ -230,6 +230,11 @@ class Claim:
         return self.result.verdict.label if isinstance(self.result, Decision) else None
 
     @property
+    def decision_basis(self) -> str | None:
+        """The interval a decision was read on, as its sentences name it."""
+        return self.result.verdict.basis if isinstance(self.result, Decision) else None
+
+    @property
     def verdict_text(self) -> str | None:
         if not isinstance(self.result, Decision):
             return None

@@ -97,7 +97,18 @@ def interval(claim: Claim) -> str:
 
 
 def level(claim: Claim) -> str:
-    return percent(claim.confidence_level, 0) if claim.confidence_level else ""
+    """A confidence level as few digits as it needs: 95%, or 99.17% for a Bonferroni level."""
+    return f"{claim.confidence_level * 100:.4g}%" if claim.confidence_level else ""
+
+
+def decision_basis(claim: Claim) -> str:
+    """The interval a decision was read on, named and printed: "99.17% Bonferroni-adjusted
+    Newcombe [−5.5, +46.1]", so a decision never sits beside an interval it did not read."""
+    basis = claim.decision_basis or "the interval"
+    name = basis.removeprefix("the ").removesuffix(" interval")
+    if name == "interval" or not name:
+        name = f"{level(claim)} interval"
+    return f"{name} {interval(claim)}".strip()
 
 
 def value(claim: Claim) -> str:

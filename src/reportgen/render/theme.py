@@ -79,7 +79,7 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
     env.globals.update(
         percent=present.percent, points=present.points, p_value=present.p_value, p_is=present.p_is,
         milliseconds=present.milliseconds, claim_value=present.value,
-        claim_interval=present.interval, claim_level=present.level,
+        claim_interval=present.interval, claim_level=present.level, decision_basis=present.decision_basis,
         magnitude_points=present.magnitude_points, score=present.score,
         p_reading=present.p_value_reading, status_labels=STATUS_LABELS,
         outcome_labels=OUTCOME_LABELS, csp=CSP, reportgen_version=__version__,

@@ -46,6 +46,7 @@ class Verdict:
     noninferior: bool | None  # None when no margin was registered (or nothing was decidable)
     noninferiority_text: str | None
     higher_is_better: bool = True
+    basis: str = "the interval"  # the interval the decision was read on, as its sentences name it
 
     @property
     def text(self) -> str:
@@ -62,6 +63,7 @@ class Test:
     pvalue: float
     alpha: float
     name: str  # e.g. "Fisher's exact test" or "the Holm-adjusted Fisher test"
+    p_label: str | None = None  # e.g. "Holm-adjusted p": the p-value is then quoted in the verdict
 
 
 def decide(
@@ -72,11 +74,14 @@ def decide(
     critical_failure: bool = False,
     higher_is_better: bool = True,
     test: Test | None = None,
+    basis: str = "the interval",
 ) -> Verdict:
     """The pre-registered verdict for an effect interval ``[low, high]`` of candidate -
     baseline (as printed). ``min_useful_effect`` and ``noninferiority_margin`` are
-    magnitudes in the direction of better."""
-    words = _Words(higher_is_better)
+    magnitudes in the direction of better. ``basis`` names the interval in the verdict's
+    sentences ("the 99.17% Bonferroni-adjusted interval"), so a reader never has to guess
+    which of the intervals on the page the decision was read on."""
+    words = _Words(higher_is_better, basis)
     # Oriented so that positive means the candidate is better.
     better_low, better_high = (low, high) if higher_is_better else (-high, -low)
     mue = None if min_useful_effect is None else abs(float(min_useful_effect))
@@ -88,6 +93,7 @@ def decide(
     else:
         code, reason = _read_interval(better_low, better_high, mue, words)
         code, reason = _agree_with_test(code, reason, better_low, better_high, test, words)
+        reason = _with_adjusted_p(reason, test)
     label = LABELS[code]
     if code == "improvement_not_useful_size" and mue is None:
         label = "improvement shown"
@@ -96,7 +102,7 @@ def decide(
         noninferior = better_low > -abs(float(noninferiority_margin))
         ni_text = words.noninferior if noninferior else words.not_noninferior
     return Verdict(code, label, reason, low, high, min_useful_effect, noninferiority_margin, noninferior, ni_text,
-                   higher_is_better)
+                   higher_is_better, basis)
 
 
 def _undecidable(low: float, high: float) -> str | None:
@@ -117,7 +123,7 @@ def _read_interval(low: float, high: float, mue: float | None, words: _Words) ->
         return "improvement_not_useful_size", words.better_not_useful
     if high < 0:
         return "candidate_worse", words.worse
-    return "no_difference_shown", f"the interval contains zero. {NOT_EQUIVALENT}"
+    return "no_difference_shown", f"{words.basis} contains zero. {NOT_EQUIVALENT}"
 
 
 def _agree_with_test(code: VerdictCode, reason: str, low: float, high: float, test: Test | None,
@@ -129,13 +135,22 @@ def _agree_with_test(code: VerdictCode, reason: str, low: float, high: float, te
     p = _p(test.pvalue)
     if code != "no_difference_shown" and test.pvalue >= test.alpha:
         return "no_difference_shown", (
-            f"the interval excludes zero, but {test.name} does not reject at α = {test.alpha:g} "
+            f"{words.basis} excludes zero, but {test.name} does not reject at α = {test.alpha:g} "
             f"(p = {p}); a direction needs both, so none is shown. {NOT_EQUIVALENT}")
     if code == "no_difference_shown" and test.pvalue < test.alpha:
-        return code, (f"the interval contains zero, although {test.name} rejects at α = {test.alpha:g} "
+        return code, (f"{words.basis} contains zero, although {test.name} rejects at α = {test.alpha:g} "
                       f"(p = {p}): the two methods disagree at this boundary, and a direction needs both. "
                       f"{NOT_EQUIVALENT}")
     return code, reason
+
+
+def _with_adjusted_p(reason: str, test: Test | None) -> str:
+    """An adjusted test's p-value joins the first sentence of the reason, which names the
+    interval: the two things the decision was read on, side by side."""
+    if test is None or test.p_label is None or f"p = {_p(test.pvalue)}" in reason or math.isnan(test.pvalue):
+        return reason
+    first, dot, rest = reason.partition(". ")
+    return f"{first.rstrip('.')}; {test.p_label} = {_p(test.pvalue)}{dot or '.'}{rest}"
 
 
 def _p(value: float) -> str:
@@ -143,26 +158,31 @@ def _p(value: float) -> str:
 
 
 class _Words:
-    """The sentences of a decision, written in the direction of better."""
+    """The sentences of a decision, written in the direction of better, naming the
+    interval they were read on."""
 
-    def __init__(self, higher_is_better: bool) -> None:
+    def __init__(self, higher_is_better: bool, basis: str = "the interval") -> None:
+        self.basis = basis
+        plain = basis == "the interval"
+        whole = "the whole interval" if plain else f"the whole of {basis}"
+        lower_end = "the interval's lower end" if plain else f"the lower end of {basis}"
+        upper_end = "the interval's upper end" if plain else f"the upper end of {basis}"
         if higher_is_better:
-            self.useful = "the whole interval lies above the minimum useful effect."
-            self.better_not_useful = ("the interval excludes zero but reaches below the minimum useful effect. "
+            self.useful = f"{whole} lies above the minimum useful effect."
+            self.better_not_useful = (f"{basis} excludes zero but reaches below the minimum useful effect. "
                                       "This is not evidence that the candidate is useless.")
-            self.better_no_threshold = "the interval excludes zero (no minimum useful effect was registered)."
-            self.worse = "the whole interval lies below zero."
-            self.noninferior = ("Non-inferior within the registered margin: the interval's lower end lies above "
-                                "minus the margin.")
-            self.not_noninferior = "Non-inferiority not shown: the interval reaches below minus the registered margin."
+            self.better_no_threshold = f"{basis} excludes zero (no minimum useful effect was registered)."
+            self.worse = f"{whole} lies below zero."
+            self.noninferior = f"Non-inferior within the registered margin: {lower_end} lies above minus the margin."
+            self.not_noninferior = f"Non-inferiority not shown: {basis} reaches below minus the registered margin."
         else:
-            self.useful = ("lower is better, and the whole interval lies below minus the minimum useful effect.")
-            self.better_not_useful = ("lower is better; the whole interval lies below zero but reaches above minus "
+            self.useful = f"lower is better, and {whole} lies below minus the minimum useful effect."
+            self.better_not_useful = (f"lower is better; {whole} lies below zero but reaches above minus "
                                       "the minimum useful effect. This is not evidence that the candidate is useless.")
-            self.better_no_threshold = ("lower is better, and the whole interval lies below zero (no minimum "
+            self.better_no_threshold = (f"lower is better, and {whole} lies below zero (no minimum "
                                         "useful effect was registered).")
-            self.worse = "lower is better, and the whole interval lies above zero."
-            self.noninferior = ("Non-inferior within the registered margin: lower is better, and the interval's "
-                                "upper end lies below the margin.")
-            self.not_noninferior = ("Non-inferiority not shown: lower is better, and the interval reaches above "
+            self.worse = f"lower is better, and {whole} lies above zero."
+            self.noninferior = (f"Non-inferior within the registered margin: lower is better, and {upper_end} "
+                                "lies below the margin.")
+            self.not_noninferior = (f"Non-inferiority not shown: lower is better, and {basis} reaches above "
                                     "the registered margin.")
