@@ -222,7 +222,8 @@ def test_verdict_flips_come_first(tmp_path, make_source, run_cli):
     new = mini_site(tmp_path, run_cli, make_source, "v2", rows=more,
                     contract=flat.replace("planned_calls = 4", "planned_calls = 24"))
     output = run_cli("diff", old, new).output
-    assert output.splitlines()[2] == "Verdicts that changed (1)"
+    assert output.splitlines()[2] == "Decisions: 1 flipped, 0 with a changed interval, 0 unchanged"
+    assert output.splitlines()[4] == "Verdicts that changed (1)"
     assert "mini.Y_vs_X.verdict: no_difference_shown -> candidate_worse" in output
 
 

@@ -202,16 +202,14 @@ def diff(ctx: click.Context, old: Path, new: Path, html_out: Path | None) -> Non
     """What changed between two published versions OLD and NEW: contract, calls,
     artifacts and claims, verdict changes first."""
     from reportgen.published.diff import diff_versions, format_text
+    from reportgen.published.review import write_diff_page
     from reportgen.render.theme import theme_environment
 
     try:
         changes = diff_versions(old, new)
         click.echo(format_text(changes), nl=False)
         if html_out is not None:
-            env = theme_environment(Path("."), "default")
-            html_out.mkdir(parents=True, exist_ok=True)
-            page = env.get_template("diff.html").render(d=changes, root="../../")
-            (html_out / "index.html").write_text(page, encoding="utf-8")
+            write_diff_page(html_out, changes, theme_environment(Path("."), "default"), old, new)
     except Exception as exc:
         _fail(exc, ctx.obj["debug"])
 

@@ -10,7 +10,8 @@ from reportgen.model.config import SiteConfig
 from reportgen.model.source import ValidatedSource
 from reportgen.published.diff import diff_versions
 from reportgen.render.theme import theme_environment
-from reportgen.write.version import VersionEntry, write_diff_page, write_site_index
+from reportgen.published.review import write_diff_page
+from reportgen.write.version import VersionEntry, write_site_index
 
 
 def write_site_files(out: Path, root: Path, config: SiteConfig, label: str, digest: str, built_at: str,
@@ -34,7 +35,8 @@ def write_previous_diff(out: Path, root: Path, config: SiteConfig, folder: Path,
     if previous and (out / previous / "manifest.json").is_file():
         progress.stage(f"comparing with {previous}")
         try:
-            write_diff_page(out, diff_versions(out / previous, folder, source), env)
+            changes = diff_versions(out / previous, folder, source)
+            write_diff_page(out / "diff" / f"{changes.old}..{changes.new}", changes, env, out / previous, folder)
         except Exception as exc:  # the new version is complete and published either way
             progress.stage(f"warning: the page of changes since {previous} was not written: {exc}")
     elif previous:

@@ -285,6 +285,8 @@ class Claim:
         }
         if isinstance(self.result, Count):
             out["evidence_is"] = self.result.evidence_is
+        if self.decision_basis is not None:  # which interval the decision was read on, by name
+            out["decision_basis"] = self.decision_basis
         if self.statistic_name is not None:  # a test's estimate is its statistic: say which
             out["statistic_name"] = self.statistic_name
         not_finite = {name: _reason(value) for name, value in (

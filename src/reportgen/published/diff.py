@@ -6,7 +6,7 @@ Verdict flips come first: they are what a reviewer must not miss.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,16 @@ class Change:
 
 
 @dataclass(frozen=True)
+class DecisionCounts:
+    """The pre-registered decisions both versions hold: flipped, read on a changed
+    interval with the same verdict, or unchanged (the first thing a reviewer asks)."""
+
+    flipped: tuple[str, ...]  # claim ids
+    moved: tuple[str, ...]
+    unchanged: int
+
+
+@dataclass(frozen=True)
 class VersionDiff:
     old: str
     new: str
@@ -46,6 +56,10 @@ class VersionDiff:
     claims_added: tuple[str, ...]
     claims_removed: tuple[str, ...]
     claims_changed: tuple[Change, ...]
+    decisions: DecisionCounts = DecisionCounts((), (), 0)
+    # Both versions' published records of every claim named above, for pages that show
+    # them as the report does: claim id -> (old record or None, new record or None).
+    records: Mapping[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -81,17 +95,29 @@ def diff_versions(old_folder: Path, new_folder: Path, new_source: ValidatedSourc
     old_claims, new_claims = old.claims, new.claims
     claim_changes: list[Change] = []
     flips: list[Change] = []
+    moved: list[str] = []
+    unchanged = 0
     for cid in sorted(set(old_claims) & set(new_claims)):
-        for field, a_value, b_value in compare_claim(old_claims[cid], new_claims[cid]):
-            if field in ("evidence", "statement"):
+        names = []
+        for name, a_value, b_value in compare_claim(old_claims[cid], new_claims[cid]):
+            if name in ("evidence", "statement"):
                 continue  # follows from the call changes listed above
-            change = Change(cid, field, a_value, b_value)
-            (flips if field == "verdict" else claim_changes).append(change)
+            change = Change(cid, name, a_value, b_value)
+            (flips if name == "verdict" else claim_changes).append(change)
+            names.append(name)
+        if new_claims[cid].get("kind") == "decision" and "verdict" not in names:
+            if any(n.startswith("interval.") for n in names):
+                moved.append(cid)
+            else:
+                unchanged += 1
+    added_claims = tuple(sorted(set(new_claims) - set(old_claims)))
+    removed_claims = tuple(sorted(set(old_claims) - set(new_claims)))
+    named = {c.where for c in (*flips, *claim_changes)} | set(added_claims) | set(removed_claims)
     return VersionDiff(
         old.label, new.label, tuple(flips), tuple(contract), tuple(added), tuple(removed),
-        tuple(changed), tuple(artifacts),
-        tuple(sorted(set(new_claims) - set(old_claims))), tuple(sorted(set(old_claims) - set(new_claims))),
-        tuple(claim_changes),
+        tuple(changed), tuple(artifacts), added_claims, removed_claims, tuple(claim_changes),
+        DecisionCounts(tuple(c.where for c in flips), tuple(moved), unchanged),
+        {cid: (old_claims.get(cid), new_claims.get(cid)) for cid in sorted(named)},
     )
 
 
@@ -293,17 +319,31 @@ def format_text(d: VersionDiff) -> str:
             lines.append(f"\n{title} ({len(items)})")
             lines.extend(f"  {item}" for item in items)
 
+    n = d.decisions
+    if n.flipped or n.moved or n.unchanged:
+        lines.append(f"\nDecisions: {len(n.flipped)} flipped, {len(n.moved)} with a changed interval, "
+                     f"{n.unchanged} unchanged")
     section("Verdicts that changed", [f"{c.where}: {c.old} -> {c.new}" for c in d.verdict_flips])
+    section("Decisions read on a changed interval, verdict unchanged", list(n.moved))
     section("Contract changes", [f"{c.where}: {c.field}: {_show(c.old)} -> {_show(c.new)}" for c in d.contract])
     section("Calls added", [f"+ {c}" for c in d.calls_added])
     section("Calls removed", [f"- {c}" for c in d.calls_removed])
-    section("Calls changed", [f"~ {c.where}: {c.field}: {_show(c.old)} -> {_show(c.new)}" for c in d.calls_changed])
+    section("Calls changed", [f"~ {where}: " + "; ".join(f"{c.field}: {_show(c.old)} -> {_show(c.new)}" for c in changes)
+                              for where, changes in calls_by_where(d.calls_changed)])
     section("Artifacts whose content changed",
             [f"~ {c.where}: {c.field}: {_show(c.old)} -> {_show(c.new)}" for c in d.artifacts_changed])
     section("Claims added", [f"+ {c}" for c in d.claims_added])
     section("Claims removed", [f"- {c}" for c in d.claims_removed])
     section("Claims whose numbers changed", _claim_lines(d.claims_changed))
     return "\n".join(lines) + "\n"
+
+
+def calls_by_where(changes: Sequence[Change]) -> list[tuple[str, list[Change]]]:
+    """Changes grouped by the call (or artifact) they belong to, in order: one row each."""
+    grouped: dict[str, list[Change]] = {}
+    for c in changes:
+        grouped.setdefault(c.where, []).append(c)
+    return list(grouped.items())
 
 
 def _claim_lines(changes: tuple[Change, ...]) -> list[str]:

@@ -8,8 +8,45 @@ never shown as 0.
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
-from reportgen.claims.claim import Claim
+
+class Shown(Protocol):
+    """What the formatting below reads of a claim: a Claim, or a claim's published record
+    read back (the page of changes shows both versions' numbers as the report did)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def unit(self) -> str | None: ...
+    @property
+    def estimate(self) -> float | None: ...
+    @property
+    def numerator(self) -> int | None: ...
+    @property
+    def denominator(self) -> int | None: ...
+    @property
+    def low(self) -> float | None: ...
+    @property
+    def high(self) -> float | None: ...
+    @property
+    def confidence_level(self) -> float | None: ...
+    @property
+    def method(self) -> str | None: ...
+    @property
+    def p_value(self) -> float | None: ...
+    @property
+    def adjusted_p_value(self) -> float | None: ...
+    @property
+    def adjustment(self) -> str | None: ...
+    @property
+    def verdict(self) -> str | None: ...
+    @property
+    def verdict_label(self) -> str | None: ...
+    @property
+    def group(self) -> int | None: ...
+    @property
+    def decision_basis(self) -> str | None: ...
 
 MINUS = "\u2212"
 
@@ -76,13 +113,13 @@ def score(value: float | None, signed: bool = True) -> str:
     return _signed(f"{value:+.3g}" if signed else f"{value:.3g}")
 
 
-def _paired(claim: Claim) -> bool:
+def _paired(claim: Shown) -> bool:
     """A difference of paired pass/fail data (or a decision read from one): two decimals."""
     return claim.kind == "paired_difference" or (
         claim.kind == "decision" and (claim.method or "").startswith(("paired", "cluster", "hierarchical")))
 
 
-def interval(claim: Claim) -> str:
+def interval(claim: Shown) -> str:
     if claim.low is None or claim.high is None or math.isnan(claim.low) or math.isnan(claim.high):
         return ""
     if claim.kind == "rank":
@@ -96,12 +133,12 @@ def interval(claim: Claim) -> str:
     return f"[{percent(claim.low)}, {percent(claim.high)}]"
 
 
-def level(claim: Claim) -> str:
+def level(claim: Shown) -> str:
     """A confidence level as few digits as it needs: 95%, or 99.17% for a Bonferroni level."""
     return f"{claim.confidence_level * 100:.4g}%" if claim.confidence_level else ""
 
 
-def decision_basis(claim: Claim) -> str:
+def decision_basis(claim: Shown) -> str:
     """The interval a decision was read on, named and printed: "99.17% Bonferroni-adjusted
     Newcombe [−5.5, +46.1]", so a decision never sits beside an interval it did not read."""
     basis = claim.decision_basis or "the interval"
@@ -111,7 +148,7 @@ def decision_basis(claim: Claim) -> str:
     return f"{name} {interval(claim)}".strip()
 
 
-def value(claim: Claim) -> str:
+def value(claim: Shown) -> str:
     """The claim's number as the pages show it (interval shown separately)."""
     if claim.kind == "rate":
         return f"{percent(claim.estimate)} ({claim.numerator}/{claim.denominator})"

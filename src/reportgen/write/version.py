@@ -332,12 +332,3 @@ def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, ba
 
 def _css_escape(label: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "\\" + ch for ch in label)
-
-
-def write_diff_page(out: Path, diff, env: jinja2.Environment) -> Path:
-    """site/diff/<old>..<new>/index.html: the reviewer's page, outside both versions."""
-    folder = out / "diff" / f"{diff.old}..{diff.new}"
-    folder.mkdir(parents=True, exist_ok=True)
-    html = env.get_template("diff.html").render(d=diff, root="../../")
-    _atomic_text(folder / "index.html", html.encode("utf-8"))
-    return folder
