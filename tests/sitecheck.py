@@ -29,8 +29,19 @@ class PageParser(HTMLParser):
             self.images.append(values)
 
 
+_PARSED: dict[tuple[Path, int, int], PageParser] = {}
+
+
 def parse(path: Path) -> PageParser:
-    return parse_text(path.read_text(encoding="utf-8"))
+    """A page parsed once for as long as its bytes stay the same (a sheet is the target of
+    thousands of #anchor links)."""
+    stat = path.stat()
+    key = (path.resolve(), stat.st_mtime_ns, stat.st_size)
+    if key not in _PARSED:
+        if len(_PARSED) > 20_000:
+            _PARSED.clear()
+        _PARSED[key] = parse_text(path.read_text(encoding="utf-8"))
+    return _PARSED[key]
 
 
 def parse_text(html: str) -> PageParser:
