@@ -29,7 +29,8 @@ def test_a_changed_call_shows_its_request_hash(tmp_path, run_cli, make_source):
     changed = lines[lines.index("Calls changed (1)") + 1]
     assert changed == f"  ~ mini/Y-3 ({HASH}): qualified: False -> True"
     for page in (tmp_path / "diff-page/index.html", tmp_path / "site/diff/v1..v2/index.html"):
-        assert f'<th scope="row">mini/Y-3 ({HASH})</th><td>qualified</td>' in text(page)
+        assert (f'<th scope="row"><code>mini/Y-3</code><br><small><code class="hash">{HASH}</code></small></th>'
+                '<td><ul class="changes"><li><code>qualified</code>: False → True</li></ul></td>') in text(page)
 
 
 def test_a_call_that_sent_another_request_shows_both_hashes(tmp_path, run_cli, make_source):
@@ -53,5 +54,6 @@ def test_added_and_changed_calls_read_alike(tmp_path, run_cli, make_source):
     assert f"  + mini/X-5 ({HASH})" in output.splitlines()
     assert f"  ~ mini/X-2 ({HASH}): grade_reason: 'ok' -> 'clean lines'" in output.splitlines()
     page = text(tmp_path / "diff-page/index.html")
-    assert f"<li><code>mini/X-5 ({HASH})</code></li>" in page
-    assert html.escape(f"mini/X-2 ({HASH})") in page
+    shown = '<code>mini/{}</code>{}<small><code class="hash">{}</code></small>'
+    assert shown.format("X-5", " ", HASH) in page  # added: the same call and hash ...
+    assert shown.format("X-2", "<br>", HASH) in page  # ... as a changed call shows

@@ -144,6 +144,8 @@ class Review:
     claims: tuple[ClaimRow, ...]
     calls: tuple[CallRow, ...]
     artifacts: tuple[CallRow, ...]
+    added: tuple[CallRow, ...] = ()
+    removed: tuple[CallRow, ...] = ()
 
 
 def review(d: VersionDiff) -> Review:
@@ -163,6 +165,7 @@ def review(d: VersionDiff) -> Review:
         tuple(row(cid) for cid in changed),
         tuple(CallRow(w, tuple(cs)) for w, cs in calls_by_where(d.calls_changed)),
         tuple(CallRow(w, tuple(cs)) for w, cs in calls_by_where(d.artifacts_changed)),
+        tuple(CallRow(w, ()) for w in d.calls_added), tuple(CallRow(w, ()) for w in d.calls_removed),
     )
 
 
