@@ -3,7 +3,6 @@ and removed calls: in the text output, the --html page and the page the build li
 
 from __future__ import annotations
 
-import html
 
 from conftest import REQUEST, default_rows, request_hash
 from sitecheck import text
