@@ -41,14 +41,19 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m reads the markers
 def pytest_collection_modifyitems(session, config, items):
-    """Run the browser tests after every other test of the session.
+    """Mark the browser tests slow (the README's test command leaves them to CI), and run
+    them after every other test of the session.
 
     reportgen renders SVG in forked worker processes whose address space is capped
     (RLIMIT_AS), and a fork starts with its parent's address space. Playwright's thread and
     the test server's threads grow this process's address space by hundreds of MB and never
     give it back, so builds run after them would find no room left to render anything.
     """
+    for item in items:
+        if Path(str(item.path)).resolve().is_relative_to(HERE):
+            item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: Path(str(item.path)).resolve().is_relative_to(HERE))
 
 
