@@ -168,6 +168,7 @@ def _service_result(service: str, calls: list[Call], planned: int, cl: float,
     complete = [c for c in calls if c.status == "ok"]
     latencies = np.array([c.latency_ms for c in complete if c.latency_ms is not None], dtype=float)
     scored = [c for c in complete if c.score is not None] if with_score else []
+    scores = [c.score for c in scored if c.score is not None]
     failures = tuple(
         (status, tuple(c.call_id for c in calls if c.status == status))
         for status in TECHNICAL_FAILURES
@@ -184,13 +185,13 @@ def _service_result(service: str, calls: list[Call], planned: int, cl: float,
         latency_median_ms=float(np.median(latencies)) if latencies.size else None,
         latency_p90_ms=float(np.percentile(latencies, 90)) if latencies.size else None,
         critical_calls=tuple(c.call_id for c in calls if c.critical),
-        mean_score=float(np.mean([c.score for c in scored])) if scored else None,
+        mean_score=float(np.mean(scores)) if scores else None,
         scored_calls=tuple(c.call_id for c in scored),
-        score_sd=float(np.std([c.score for c in scored], ddof=1)) if len(scored) > 1 else None,
+        score_sd=float(np.std(scores, ddof=1)) if len(scores) > 1 else None,
         completed=stats.wilson(len(complete), denominator, cl) if with_score else None,
         # The paired rule, for independent samples: a planned call without a complete
         # return counts as failure_score when one is registered, else it has no score.
-        compared_scores=tuple(c.score for c in scored) + (
+        compared_scores=tuple(scores) + (
             (failure_score,) * (denominator - len(complete)) if failure_score is not None else ()),
     )
 

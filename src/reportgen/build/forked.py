@@ -107,7 +107,7 @@ class Forked(Generic[T]):
 APART_FROM = 20_000
 
 
-def start_apart(copies: contextlib.ExitStack, step: Callable[[], object], size: int) -> Callable[[], None]:
+def start_apart(copies: contextlib.ExitStack, step: Callable[[], object], size: int) -> Callable[[], object]:
     """``step`` started in a forked copy of the build when the build is large enough for it
     to pay; the function that finishes it: waits for the copy, or does the step here when
     it was not started apart or the copy failed."""

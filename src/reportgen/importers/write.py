@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
+from typing import overload
 
 from reportgen.build.progress import Progress
 from reportgen.importers.assemble import ImportedCall, ImportedRun
@@ -193,6 +194,14 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 def _key(name: str) -> str:
     """A TOML key: bare when TOML allows it (ASCII letters, digits, - and _), else quoted."""
     return name if _BARE_KEY.fullmatch(name) else _toml(name)
+
+
+@overload
+def _toml(value: str | float) -> str: ...
+
+
+@overload
+def _toml(value: object) -> str | None: ...
 
 
 def _toml(value: object) -> str | None:

@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from reportgen.errors import ReportgenError
 from reportgen.load.artifacts import drawing_digest
@@ -50,7 +50,7 @@ class PublishedVersion:
     results: dict[str, Any]
     runs: dict[str, PublishedRun]
     # Packs read so far, by name: verify and diff read each one once.
-    _packs: dict[str, tuple[dict, dict[str, bytes]]] = field(default_factory=dict, repr=False, compare=False)
+    _packs: dict[str, tuple[dict, Mapping[str, bytes]]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -70,7 +70,7 @@ class PublishedVersion:
             raise PublishedError(f"{self.store / name}: missing; a version needs the store files its "
                                  "manifest lists (download them beside the version, in store/)") from None
 
-    def pack(self, name: str) -> tuple[dict, dict[str, bytes]]:
+    def pack(self, name: str) -> tuple[dict, Mapping[str, bytes]]:
         """A pack's index and files; PublishedError when it cannot be read."""
         if name not in self._packs:
             try:
