@@ -204,7 +204,7 @@ def test_charts_drawn_in_a_worker_are_the_charts_drawn_here(monkeypatch, tmp_pat
     version is byte for byte the one a build that draws them itself writes."""
     import json
 
-    import reportgen.build.stages as stages
+    import reportgen.pipeline.stages as stages
     import reportgen.render.charts as charts
     from conftest import DEMO
 

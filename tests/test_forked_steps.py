@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-import reportgen.build.audit_apart as audit_apart
-from reportgen.build.pipeline import build_site
+import reportgen.pipeline.audit_apart as audit_apart
+from reportgen.pipeline.pipeline import build_site
 from reportgen.errors import AuditError
 from tests.conftest import default_rows
 
@@ -73,7 +73,7 @@ def test_a_copy_still_at_work_is_stopped_when_the_build_fails(make_source, tmp_p
         return copy
 
     monkeypatch.setattr(audit_apart, "_fork_audit", fork)
-    import reportgen.build.stages as stages
+    import reportgen.pipeline.stages as stages
 
     def failing(*_):
         raise RuntimeError("analysis failed")
@@ -98,10 +98,10 @@ def _two_versions(make_source, out, cache):
 @pytest.mark.parametrize("copy_fails", [False, True])
 def test_the_changes_page_and_the_source_record_made_apart_are_those_the_build_makes(
         make_source, tmp_path, monkeypatch, copy_fails):
-    import reportgen.build.forked as forked
-    import reportgen.build.source_reading as source_reading
+    import reportgen.pipeline.forked as forked
+    import reportgen.pipeline.source_reading as source_reading
     import reportgen.load.contents as contents
-    from reportgen.build.incremental import _hashes_path
+    from reportgen.pipeline.incremental import _hashes_path
 
     monkeypatch.setattr(contents, "RACY_SECONDS", -60.0)  # files written by the test count as settled
     _two_versions(make_source, tmp_path / "alone", tmp_path / "cache-alone")
@@ -135,8 +135,8 @@ def test_a_bad_artifact_path_is_reported_alike_when_the_folder_is_listed_apart(
         make_source, tmp_path, monkeypatch, copy_fails):
     """The log is parsed while a copy lists the folder; its artifact paths are checked
     against the listing once it is back, and reported at their lines as ever."""
-    import reportgen.build.forked as forked
-    import reportgen.build.source_reading as source_reading
+    import reportgen.pipeline.forked as forked
+    import reportgen.pipeline.source_reading as source_reading
     from reportgen.errors import InputError
 
     import shutil
@@ -169,7 +169,7 @@ def test_a_copy_sends_its_result_before_it_goes_on(tmp_path):
     import os
     import time
 
-    from reportgen.build.forked import Forked
+    from reportgen.pipeline.forked import Forked
 
     go, done = tmp_path / "go", tmp_path / "done"
 
@@ -191,7 +191,7 @@ def test_a_copy_sends_its_result_before_it_goes_on(tmp_path):
 
 
 def test_a_copy_that_fails_after_sending_its_result_keeps_the_result():
-    from reportgen.build.forked import Forked
+    from reportgen.pipeline.forked import Forked
 
     copy = Forked(lambda: "listing", then=lambda: 1 / 0)
     assert copy.result() == "listing"

@@ -9,7 +9,7 @@ from typing import Any
 
 from reportgen.analysis.run import analyze_run
 from reportgen.audit.protocol import audit_run
-from reportgen.claims.build import build_claims
+from reportgen.claims.make import build_claims
 from reportgen.errors import InputError
 from reportgen.published.compare import compare_claim
 from reportgen.published.read import (

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING
 from reportgen.analysis.run import analyze_run
 from reportgen.audit.redaction import redact_audited
 from reportgen.audit.stage import AuditedRun, audit_with_artifacts, refuse_errors
-from reportgen.build.audit_apart import AuditsApart
-from reportgen.build.forked import start_apart
-from reportgen.build.incremental import IncrementalCheck, Remembered
-from reportgen.build.progress import Progress
-from reportgen.build.render_pool import BackgroundRenders
-from reportgen.build.site_files import write_previous_diff, write_site_files
-from reportgen.build.summary import BuildSummary, summary_of
-from reportgen.claims.build import build_claims
+from reportgen.pipeline.audit_apart import AuditsApart
+from reportgen.pipeline.forked import start_apart
+from reportgen.pipeline.incremental import IncrementalCheck, Remembered
+from reportgen.progress import Progress
+from reportgen.pipeline.render_pool import BackgroundRenders
+from reportgen.pipeline.site_files import write_previous_diff, write_site_files
+from reportgen.pipeline.summary import BuildSummary, summary_of
+from reportgen.claims.make import build_claims
 from reportgen.load.artifacts import collect_artifacts
 from reportgen.model.source import ValidatedSource
 from reportgen.render.narrative import load_pages, render_pages
@@ -65,7 +65,7 @@ def analysed_report(validated: ValidatedSource, check: IncrementalCheck, renders
 
 
 def publish(report: Report, out: Path, check: IncrementalCheck, render_cache: RenderCache,
-            save_hashes: Callable[[], None], redact: bool, progress: Progress, copies: contextlib.ExitStack,
+            save_hashes: Callable[[], object], redact: bool, progress: Progress, copies: contextlib.ExitStack,
             started: float) -> BuildSummary:
     """The version written, and what the next build needs remembered; its summary."""
     validated = report.source
@@ -169,8 +169,10 @@ def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Pr
     runs = []
     for item in audited:
         run = item.run
-        analysis, charts = early.get(run.contract.id, (None, None))
-        if analysis is None or analysis.run is not run:  # not analysed yet, or the audit made a copy
+        found = early.get(run.contract.id)
+        if found is not None and found[0].run is run:
+            analysis, charts = found
+        else:  # not analysed yet, or the audit made a copy
             progress.stage(f"analysing {run.contract.id}: {len(run.calls)} calls")
             analysis = analyze_run(run)
             charts = start_charts(analysis, drawer)

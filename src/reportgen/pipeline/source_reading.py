@@ -16,8 +16,8 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from reportgen.build.forked import CAN_FORK, Forked, start_apart
-from reportgen.build.incremental import file_hashes_size, load_file_hashes, save_file_hashes
+from reportgen.pipeline.forked import CAN_FORK, Forked, start_apart
+from reportgen.pipeline.incremental import file_hashes_size, load_file_hashes, save_file_hashes
 from reportgen.load.contents import FileContents, FileHashes
 from reportgen.load.source import read_source
 from reportgen.model.source import RunFiles, SourceSnapshot
@@ -38,7 +38,7 @@ class SourceReading:
                  drawings: Drawings | None) -> None:
         self.source, self.cache, self.copies, self.drawings = source, cache, copies, drawings
         self.hashes: FileHashes | None = None
-        self.copy: Forked[SourceSnapshot] | None = None
+        self.copy: Forked[SourceSnapshot | None] | None = None
         self.done: SourceSnapshot | None = None
         self.read = False
         if CAN_FORK and file_hashes_size(cache, source) >= LIST_APART_BYTES:
@@ -63,7 +63,7 @@ class SourceReading:
             self.read = True
         return self.done
 
-    def saving(self) -> Callable[[], None]:
+    def saving(self) -> Callable[[], object]:
         """The record of the files read, being saved; the function that finishes it."""
         copy, hashes = self.copy, self.hashes
         if copy is not None:  # the copy saves it once the listing is sent

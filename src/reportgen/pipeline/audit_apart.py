@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reportgen.audit.stage import audit_with_artifacts
-from reportgen.build.forked import CAN_FORK, Forked
+from reportgen.pipeline.forked import CAN_FORK, Forked
 from reportgen.load.artifacts import collect_artifacts
 from reportgen.model.findings import Finding
 from reportgen.model.source import ValidatedRun, ValidatedSource

@@ -8,7 +8,7 @@ from collections.abc import Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from reportgen.build.progress import Progress
+from reportgen.progress import Progress
 from reportgen.errors import Collector
 from reportgen.load.artifacts import svg_files
 from reportgen.load.contract import load_contract

@@ -16,11 +16,11 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from reportgen.build.incremental import NO_CHECK, IncrementalCheck
-from reportgen.build.progress import Progress
-from reportgen.build.render_pool import BackgroundRenders
-from reportgen.build.source_reading import SourceReading
-from reportgen.build.summary import BuildSummary, summary_of
+from reportgen.pipeline.incremental import NO_CHECK, IncrementalCheck
+from reportgen.progress import Progress, QuietProgress
+from reportgen.pipeline.render_pool import BackgroundRenders
+from reportgen.pipeline.source_reading import SourceReading
+from reportgen.pipeline.summary import BuildSummary, summary_of
 from reportgen.load.source import load_source
 from reportgen.model.source import SourceSnapshot, ValidatedSource
 from reportgen.render.svg import RenderCache
@@ -52,7 +52,7 @@ def build_site(source: Path, out: Path, version: str | None = None, force: bool 
     gc.disable()
     try:
         with contextlib.ExitStack() as copies:  # steps done by forked copies: stopped if the build fails
-            return _build_site(source, out, version, force, progress or Progress(), redact, cache, collecting,
+            return _build_site(source, out, version, force, progress or QuietProgress(), redact, cache, collecting,
                                copies)
     finally:
         gc.unfreeze()
@@ -81,7 +81,7 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
         # The stages from here on import scipy, pandas, altair and jinja2 (two seconds): a
         # build that finds its version up to date never needs them, and one that lists its
         # folder apart imports them while the listing is under way (_listed_meanwhile).
-        from reportgen.build import stages
+        from reportgen.pipeline import stages
 
         report = stages.analysed_report(validated, check, renders, redact, progress)
     return stages.publish(report, out, check, render_cache, save_hashes, redact, progress, copies, started)
@@ -99,7 +99,7 @@ def _listed_meanwhile(reading: SourceReading) -> SourceSnapshot | None:
     """The source as listed apart, asked for once the logs are parsed; while the listing
     is still under way, the next stages are imported (scipy, pandas, altair, jinja2:
     two seconds, on a core that would wait)."""
-    import reportgen.build.stages  # noqa: F401
+    import reportgen.pipeline.stages  # noqa: F401
     import reportgen.render.charts  # noqa: F401
 
     return reading.snapshot()
@@ -129,7 +129,7 @@ def _up_to_date(check: IncrementalCheck, snapshot: SourceSnapshot, source: Path,
     if remembered is None:
         return None
     # Imported here: the site's index pages need the theme (jinja2), not the stages.
-    from reportgen.build.site_files import write_site_files
+    from reportgen.pipeline.site_files import write_site_files
 
     progress.stage(f"{out / label} was built from these same inputs and is unchanged: nothing to write")
     remove_leftovers(out, label)

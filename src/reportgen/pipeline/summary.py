@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from reportgen.build.incremental import Remembered
+from reportgen.pipeline.incremental import Remembered
 
 
 @dataclass(frozen=True)
