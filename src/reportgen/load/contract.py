@@ -146,7 +146,9 @@ class _Reader:
         return self.check(key, lambda v: isinstance(v, dict), message, {})
 
 
-def load_site_config(source: Path, problems: Collector) -> SiteConfig | None:
+def load_site_config(source: Path, problems: Collector, version_label: str | None = None) -> SiteConfig | None:
+    """reportgen.toml; ``version_label`` (``build --version``) replaces its version, before
+    the version is checked against the one it supersedes."""
     rel = "reportgen.toml"
     read = read_toml(source / rel, rel, problems)
     if read is None:
@@ -156,13 +158,15 @@ def load_site_config(source: Path, problems: Collector) -> SiteConfig | None:
                        "required: a non-empty string naming the report", fallback="")
     version = site.check("version", _is_label, lambda v: f"{v!r} is not a usable version label "
                          "(letters, digits, '.', '_', '-')", default="v1")
+    version = version_label or version
     theme = site.check("theme", lambda v: isinstance(v, str) and v, "must be a theme name or folder", "default")
     experiments = site.str_list("experiments", "must be a list of experiment folder names", SAFE_ID.match)
     base_url = site.check("base_url", lambda v: isinstance(v, str), "must be a string", "")
     built_at = _built_at(site)
     previous = site.check("previous", lambda v: v is None or _is_label(v), lambda v: f"{v!r} is not a version label")
     if previous is not None and previous == version:
-        site.bad("previous", "a version cannot supersede itself")
+        given = f" (version {version!r} is given to the build)" if version_label else ""
+        site.bad("previous", f"a version cannot supersede itself{given}")
         previous = None
     return SiteConfig(title, version, theme, experiments, base_url, built_at, previous)
 
