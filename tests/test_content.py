@@ -204,9 +204,10 @@ def test_charts_drawn_in_a_worker_are_the_charts_drawn_here(monkeypatch, tmp_pat
     version is byte for byte the one a build that draws them itself writes."""
     import json
 
-    import reportgen.pipeline.stages as stages
     import reportgen.render.charts as charts
     from conftest import DEMO
+    from reportgen.pipeline.pipeline import build_site
+    from reportgen.pipeline.runner import ParallelRunner, Tuning
 
     drawers = []
 
@@ -218,9 +219,7 @@ def test_charts_drawn_in_a_worker_are_the_charts_drawn_here(monkeypatch, tmp_pat
     monkeypatch.setattr(charts, "ChartDrawer", Recorded)
     manifests = []
     for threshold, site in ((10**9, tmp_path / "here"), (0, tmp_path / "worker")):
-        monkeypatch.setattr(stages, "BACKGROUND_CHARTS", threshold)
-        result = run_cli("build", DEMO, "--out", site, "--no-cache", "-q")
-        assert result.exit_code == 0, result.output
+        build_site(DEMO, site, cache=None, runner=ParallelRunner(Tuning(chart_worker_calls=threshold)))
         manifests.append(json.loads((site / "v1" / "manifest.json").read_text())["files"])
     assert drawers == [False, True]
     charts_made = {name for name in manifests[0] if name.startswith("charts/")}

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import os
 import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from types import ModuleType
 
 from reportgen.pipeline.incremental import NO_CHECK, IncrementalCheck
 from reportgen.progress import Progress, QuietProgress
 from reportgen.pipeline.render_pool import BackgroundRenders
+from reportgen.pipeline.runner import ParallelRunner, Runner, collector_paused, freeze_made
 from reportgen.pipeline.source_reading import SourceReading
 from reportgen.pipeline.summary import BuildSummary, summary_of
 from reportgen.load.source import load_source
@@ -39,36 +40,24 @@ def default_cache() -> Path:
 
 def build_site(source: Path, out: Path, version: str | None = None, force: bool = False,
                progress: Progress | None = None, redact: bool = False,
-               cache: Path | None = None) -> BuildSummary:
-    # A build holds millions of long-lived objects (rows, calls, artifacts, page views).
-    # The cycle collector would walk all of them again and again, and in the forked page
-    # helpers copy every memory page it touches: each stage's results are frozen out of
-    # its reach as they are made, and handed back when the build is over. The collector
-    # is off meanwhile: the stages make those objects by the million and little cyclic
-    # garbage besides, and each collection they set off walked everything made so far
-    # (a second and a half of a rebuild's reading alone; a rebuild of 100,000 calls
-    # peaks some 200 MB higher for the garbage kept until the end).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        with contextlib.ExitStack() as copies:  # steps done by forked copies: stopped if the build fails
-            return _build_site(source, out, version, force, progress or QuietProgress(), redact, cache, collecting,
-                               copies)
-    finally:
-        gc.unfreeze()
-        if collecting:
-            gc.enable()
+               cache: Path | None = None, runner: Runner | None = None) -> BuildSummary:
+    """Build ``source`` into ``out/<version>/``. ``runner``: how the work is spread over
+    the cores (default: ``ParallelRunner()``; ``SequentialRunner()`` gives the same site)."""
+    with collector_paused(), contextlib.ExitStack() as copies:  # forked copies: stopped if the build fails
+        return _build_site(source, out, version, force, progress or QuietProgress(), redact, cache,
+                           runner or ParallelRunner(), copies)
 
 
 def _build_site(source: Path, out: Path, version: str | None, force: bool, progress: Progress,
-                redact: bool, cache: Path | None, collecting: bool, copies: contextlib.ExitStack) -> BuildSummary:
+                redact: bool, cache: Path | None, runner: Runner, copies: contextlib.ExitStack) -> BuildSummary:
     started = time.perf_counter()
     progress.stage(f"reading {source}")
     # Each folder's SVGs are rendered from the moment they are read (a version found up to
     # date has them all in the cache); with --redact, the redacted copies are drawn.
     render_cache = RenderCache(cache)
-    with BackgroundRenders(render_cache, progress) as renders:  # no thread yet: the listing may be forked
-        reading = SourceReading(source, cache, copies, None if redact else partial(renders.start_early, source))
+    with BackgroundRenders(render_cache, progress, runner) as renders:  # no thread yet: the listing may be forked
+        reading = SourceReading(source, cache, copies, None if redact else partial(renders.start_early, source),
+                                runner, version)
         # Listed apart, the logs are parsed meanwhile; else an up-to-date version is found
         # before any log is parsed.
         validated = _load(source, partial(_listed_meanwhile, reading), version) if reading.apart else None
@@ -78,20 +67,14 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
             return dataclasses.replace(earlier, seconds=time.perf_counter() - started)
         validated = validated or _load(source, reading.snapshot, version)
         save_hashes = reading.saving()
-        # The stages from here on import scipy, pandas, altair and jinja2 (two seconds): a
-        # build that finds its version up to date never needs them, and one that lists its
-        # folder apart imports them while the listing is under way (_listed_meanwhile).
-        from reportgen.pipeline import stages
-
-        report = stages.analysed_report(validated, check, renders, redact, progress)
-    return stages.publish(report, out, check, render_cache, save_hashes, redact, progress, copies, started)
+        stages = _later_stages()
+        report = stages.analysed_report(validated, check, renders, redact, progress, runner)
+    return stages.publish(report, out, check, render_cache, save_hashes, redact, progress, copies, started, runner)
 
 
 def _load(source: Path, listing: Callable[[], SourceSnapshot | None], version: str | None) -> ValidatedSource:
-    validated = load_source(source, listing=listing)
-    gc.freeze()
-    if version:
-        validated = dataclasses.replace(validated, config=dataclasses.replace(validated.config, version=version))
+    validated = load_source(source, listing=listing, version_label=version)
+    freeze_made()
     return validated
 
 
@@ -99,10 +82,18 @@ def _listed_meanwhile(reading: SourceReading) -> SourceSnapshot | None:
     """The source as listed apart, asked for once the logs are parsed; while the listing
     is still under way, the next stages are imported (scipy, pandas, altair, jinja2:
     two seconds, on a core that would wait)."""
-    import reportgen.pipeline.stages  # noqa: F401
-    import reportgen.render.charts  # noqa: F401
-
+    _later_stages()
     return reading.snapshot()
+
+
+def _later_stages() -> ModuleType:
+    """The stages after loading, which import scipy, pandas, altair and jinja2 (two
+    seconds): a build that finds its version up to date never needs them, and one that
+    lists its folder apart imports them while the listing is under way (_listed_meanwhile)."""
+    from reportgen.pipeline import stages
+    import reportgen.render.charts  # noqa: F401  (stages import it when they first draw)
+
+    return stages
 
 
 def _checked(snapshot: SourceSnapshot | None, source: Path, out: Path, version: str | None, redact: bool,

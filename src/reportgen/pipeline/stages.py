@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import time
 from collections.abc import Callable
 from functools import partial
@@ -20,10 +19,10 @@ from reportgen.analysis.run import analyze_run
 from reportgen.audit.redaction import redact_audited
 from reportgen.audit.stage import AuditedRun, audit_with_artifacts, refuse_errors
 from reportgen.pipeline.audit_apart import AuditsApart
-from reportgen.pipeline.forked import start_apart
 from reportgen.pipeline.incremental import IncrementalCheck, Remembered
 from reportgen.progress import Progress
 from reportgen.pipeline.render_pool import BackgroundRenders
+from reportgen.pipeline.runner import Runner, freeze_made, start_apart
 from reportgen.pipeline.site_files import write_previous_diff, write_site_files
 from reportgen.pipeline.summary import BuildSummary, summary_of
 from reportgen.claims.make import build_claims
@@ -45,16 +44,11 @@ if TYPE_CHECKING:  # charts imports altair and pandas: see _chart_drawer
     Early = dict[str, tuple[ExperimentAnalysis, Callable[[], tuple[Chart, ...]]]]
 
 
-# Calls from which a source's charts are drawn in a worker process, beside the audit
-# (starting the worker costs more than a small run's charts).
-BACKGROUND_CHARTS = 20_000
-
-
 def analysed_report(validated: ValidatedSource, check: IncrementalCheck, renders: BackgroundRenders, redact: bool,
-                    progress: Progress) -> Report:
+                    progress: Progress, runner: Runner) -> Report:
     """Audit, analysis and claims of every run, with its renders and charts."""
     clean = check.clean_contents()
-    with _chart_drawer(validated) as drawer, AuditsApart(validated, clean, redact) as apart:
+    with _chart_drawer(validated, runner) as drawer, AuditsApart(validated, clean, redact, runner) as apart:
         # Without --redact the audit leaves the runs as they are: each is analysed first,
         # so that its charts are drawn (in their worker) while it is audited (a large
         # run's audit is worked out meanwhile by a copy of the build: see audit_apart).
@@ -66,16 +60,16 @@ def analysed_report(validated: ValidatedSource, check: IncrementalCheck, renders
 
 def publish(report: Report, out: Path, check: IncrementalCheck, render_cache: RenderCache,
             save_hashes: Callable[[], object], redact: bool, progress: Progress, copies: contextlib.ExitStack,
-            started: float) -> BuildSummary:
+            started: float, runner: Runner) -> BuildSummary:
     """The version written, and what the next build needs remembered; its summary."""
     validated = report.source
-    gc.freeze()
+    freeze_made()
     progress.stage(f"rendered {render_cache.misses} distinct SVGs, reused {render_cache.hits}")
     report = _with_narrative(report, load_pages(validated.root))
     sheets = SheetsMade(check.sheets())
-    folder, written = _write_version(report, out, progress, check.code, sheets)
+    folder, written = _write_version(report, out, progress, check.code, sheets, runner.processes)
     n_calls = sum(len(run.calls) for run in validated.runs)
-    write_changes = start_apart(copies, partial(write_previous_diff, out, validated.root, validated.config, folder,
+    write_changes = start_apart(runner, copies, partial(write_previous_diff, out, validated.root, validated.config, folder,
                                            progress, None if redact else validated), n_calls)
     check.remember_sheets(sheets.earlier, sheets.now)
     save_hashes()
@@ -105,7 +99,7 @@ def _audit(validated: ValidatedSource, renders: BackgroundRenders, redact: bool,
             audited.append(AuditedRun(run, artifacts, found.findings))
             if clean is not None:
                 clean.update(found.clean)
-    gc.freeze()
+    freeze_made()
     if redact:  # with --redact, the redacted copies are what is drawn
         audited = [redact_audited(a) for a in audited]
         for item in audited:
@@ -122,9 +116,9 @@ def _with_narrative(report: Report, pages) -> Report:
     return dataclasses.replace(report, pages=render_pages(pages, {c.id: c for c in report.claims}, shown))
 
 
-def _write_version(report: Report, out: Path, progress: Progress, code: str, sheets: SheetsMade
-                   ) -> tuple[Path, VersionWriter]:
-    with VersionWriter(out, report.source.config.version) as writer:
+def _write_version(report: Report, out: Path, progress: Progress, code: str, sheets: SheetsMade,
+                   processes: int) -> tuple[Path, VersionWriter]:
+    with VersionWriter(out, report.source.config.version, processes) as writer:
         with progress.bar("pages", _count_pages(report)) as bar:
             render_version(report, writer, tick=writer.ticks(lambda: bar.update(1)), code_key=code, known=sheets)
         return writer.commit(), writer
@@ -141,13 +135,13 @@ def _remembered(report: Report, hashes, n_sheets: int) -> Remembered:
         built_at=report.built_at)
 
 
-def _chart_drawer(validated: ValidatedSource) -> ChartDrawer:
+def _chart_drawer(validated: ValidatedSource, runner: Runner) -> ChartDrawer:
     # Imported here, not above: altair and pandas take a second to import, which a build
     # that finds its version up to date never needs, and which a full build pays while
     # the renders keep the other cores busy.
     from reportgen.render.charts import ChartDrawer
 
-    return ChartDrawer(background=sum(len(run.calls) for run in validated.runs) >= BACKGROUND_CHARTS)
+    return ChartDrawer(background=runner.charts_apart(sum(len(run.calls) for run in validated.runs)))
 
 
 def _analyse_early(validated: ValidatedSource, drawer: ChartDrawer, progress: Progress) -> Early:
