@@ -44,14 +44,8 @@ def render_settings(run: ValidatedRun) -> RenderSettings:
 def contract_render_settings(contract: RunContract) -> RenderSettings:
     import cairosvg
 
-    viewport = (400.0, 300.0)
-    for task in contract.tasks:
-        match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*[x×]\s*(\d+(?:\.\d+)?)\s*$", str(task.get("render_viewport", "")))
-        if match:
-            viewport = (float(match.group(1)), float(match.group(2)))
-            break
     return RenderSettings(f"CairoSVG {cairosvg.__version__}", RENDER_WIDTH, MAX_RENDER_HEIGHT,
-                          RENDER_SECONDS, viewport)
+                          RENDER_SECONDS, contract.render_viewport)
 
 
 RENDER_CODE_VERSION = "4"  # bump when render_one changes what it produces
