@@ -15,6 +15,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from reportgen.pipeline.incremental import NO_CHECK, IncrementalCheck
 from reportgen.progress import Progress, QuietProgress
@@ -25,6 +26,9 @@ from reportgen.pipeline.summary import BuildSummary, summary_of
 from reportgen.load.source import load_source
 from reportgen.model.source import SourceSnapshot, ValidatedSource
 from reportgen.render.svg import RenderCache
+
+if TYPE_CHECKING:
+    from reportgen.render.report import Report
 from reportgen.write.version import check_publishable, remove_leftovers
 
 __all__ = ["BuildSummary", "build_site", "default_cache"]
@@ -41,35 +45,68 @@ def default_cache() -> Path:
 def build_site(source: Path, out: Path, version: str | None = None, force: bool = False,
                progress: Progress | None = None, redact: bool = False,
                cache: Path | None = None, runner: Runner | None = None) -> BuildSummary:
-    """Build ``source`` into ``out/<version>/``. ``runner``: how the work is spread over
-    the cores (default: ``ParallelRunner()``; ``SequentialRunner()`` gives the same site)."""
-    with collector_paused(), contextlib.ExitStack() as copies:  # forked copies: stopped if the build fails
-        return _build_site(source, out, version, force, progress or QuietProgress(), redact, cache,
-                           runner or ParallelRunner(), copies)
+    """Build ``source`` into ``out/<version>/``, stage by stage. ``runner``: how the work
+    is spread over the cores (default ``ParallelRunner()``; ``SequentialRunner()`` builds
+    the same site in one process); ``redact``: publish a copy with every credential replaced."""
+    build = _Build(source, out, version, force, redact, cache, progress or QuietProgress(), runner or ParallelRunner())
+    with collector_paused(), build.copies:      # forked copies: waited for, or stopped when the build fails
+        with build.renders:                     # the render thread: gone before the pages are written
+            snapshot = build.read()             # read: every file listed and hashed; the SVGs start rendering
+            earlier = build.earlier(snapshot)   # check: the version built before from these very inputs
+            if earlier is not None:
+                return earlier
+            validated = build.load()            # load: the source validated
+            report = build.report(validated)    # audit -> (--redact) -> analyse -> claims, with renders and charts
+        return build.write(report)              # render -> write: the version, its store files, the site files
 
 
-def _build_site(source: Path, out: Path, version: str | None, force: bool, progress: Progress,
-                redact: bool, cache: Path | None, runner: Runner, copies: contextlib.ExitStack) -> BuildSummary:
-    started = time.perf_counter()
-    progress.stage(f"reading {source}")
-    # Each folder's SVGs are rendered from the moment they are read (a version found up to
-    # date has them all in the cache); with --redact, the redacted copies are drawn.
-    render_cache = RenderCache(cache)
-    with BackgroundRenders(render_cache, progress, runner) as renders:  # no thread yet: the listing may be forked
-        reading = SourceReading(source, cache, copies, None if redact else partial(renders.start_early, source),
-                                runner, version)
-        # Listed apart, the logs are parsed meanwhile; else an up-to-date version is found
-        # before any log is parsed.
-        validated = _load(source, partial(_listed_meanwhile, reading), version) if reading.apart else None
-        check, earlier = _checked(reading.snapshot(), source, out, version, redact, cache, force, progress)
-        if earlier is not None:
-            renders.cancel()
-            return dataclasses.replace(earlier, seconds=time.perf_counter() - started)
-        validated = validated or _load(source, reading.snapshot, version)
-        save_hashes = reading.saving()
-        stages = _later_stages()
-        report = stages.analysed_report(validated, check, renders, redact, progress, runner)
-    return stages.publish(report, out, check, render_cache, save_hashes, redact, progress, copies, started, runner)
+class _Build:
+    """What the stages of one build share: its options, its runner, the forked copies and
+    the background renders at work, and what the reading and the check found."""
+
+    def __init__(self, source: Path, out: Path, version: str | None, force: bool, redact: bool,
+                 cache: Path | None, progress: Progress, runner: Runner) -> None:
+        self.started = time.perf_counter()
+        self.source, self.out, self.version, self.force = source, out, version, force
+        self.redact, self.cache, self.progress, self.runner = redact, cache, progress, runner
+        self.copies = contextlib.ExitStack()
+        self.render_cache = RenderCache(cache)
+        self.renders = BackgroundRenders(self.render_cache, progress, runner)  # no thread yet: a copy may be forked
+        self.check = NO_CHECK
+        self.loaded: ValidatedSource | None = None
+        self.save_hashes: Callable[[], object] = lambda: None
+
+    def read(self) -> SourceSnapshot | None:
+        """Each folder's SVGs are rendered from the moment they are read (a version found
+        up to date has them all in the cache); with --redact, the redacted copies are drawn,
+        once made. A large source is listed apart while its logs are parsed here."""
+        self.progress.stage(f"reading {self.source}")
+        drawings = None if self.redact else partial(self.renders.start_early, self.source)
+        self.reading = SourceReading(self.source, self.cache, self.copies, drawings, self.runner, self.version)
+        if self.reading.apart:
+            self.loaded = _load(self.source, partial(_listed_meanwhile, self.reading), self.version)
+        return self.reading.snapshot()
+
+    def earlier(self, snapshot: SourceSnapshot | None) -> BuildSummary | None:
+        self.check, earlier = _checked(snapshot, self.source, self.out, self.version, self.redact, self.cache,
+                                       self.force, self.progress)
+        if earlier is None:
+            return None
+        self.renders.cancel()
+        return dataclasses.replace(earlier, seconds=time.perf_counter() - self.started)
+
+    def load(self) -> ValidatedSource:
+        validated = self.loaded or _load(self.source, self.reading.snapshot, self.version)
+        self.save_hashes = self.reading.saving()
+        return validated
+
+    def report(self, validated: ValidatedSource) -> Report:
+        return _later_stages().analysed_report(validated, self.check, self.renders, self.redact, self.progress,
+                                               self.runner)
+
+    def write(self, report: Report) -> BuildSummary:
+        return _later_stages().publish(report, self.out, self.check, self.render_cache, self.save_hashes,
+                                       self.redact, self.progress, self.copies, self.started, self.runner)
 
 
 def _load(source: Path, listing: Callable[[], SourceSnapshot | None], version: str | None) -> ValidatedSource:

@@ -53,7 +53,10 @@ def analysed_report(validated: ValidatedSource, check: IncrementalCheck, renders
         # so that its charts are drawn (in their worker) while it is audited (a large
         # run's audit is worked out meanwhile by a copy of the build: see audit_apart).
         early = {} if redact else _analyse_early(validated, drawer, progress)
-        audited = _audit(validated, renders, redact, progress, clean, apart)
+        audited = _audit(validated, None if redact else renders, progress, clean, apart)
+        if redact:
+            audited = _redacted(audited, renders)
+        refuse_errors(audited)
         check.remember_clean(clean)
         return _analyse(validated, audited, progress, renders, drawer, early)
 
@@ -84,13 +87,15 @@ def publish(report: Report, out: Path, check: IncrementalCheck, render_cache: Re
     return summary_of(remembered, label, folder, reused, time.perf_counter() - started, *n_sheets)
 
 
-def _audit(validated: ValidatedSource, renders: BackgroundRenders, redact: bool,
+def _audit(validated: ValidatedSource, renders: BackgroundRenders | None,
            progress: Progress, clean: set[str] | None, apart: AuditsApart) -> list[AuditedRun]:
+    """Each run's findings; ``renders``: where the drawings a run needs start rendering
+    while it is audited and analysed."""
     progress.stage("auditing the run against its contract")
     audited = []
     for run in validated.runs:
         artifacts = collect_artifacts(run)
-        if not redact:  # the drawings a run needs, rendered while it is audited and analysed
+        if renders is not None:
             renders.start(run, artifacts)
         found = apart.result(run.contract.id)
         if found is None:
@@ -100,12 +105,15 @@ def _audit(validated: ValidatedSource, renders: BackgroundRenders, redact: bool,
             if clean is not None:
                 clean.update(found.clean)
     freeze_made()
-    if redact:  # with --redact, the redacted copies are what is drawn
-        audited = [redact_audited(a) for a in audited]
-        for item in audited:
-            renders.start(item.run, item.artifacts)
-    refuse_errors(audited)
     return audited
+
+
+def _redacted(audited: list[AuditedRun], renders: BackgroundRenders) -> list[AuditedRun]:
+    """--redact: every run's published copy, credentials replaced; what is drawn."""
+    redacted = [redact_audited(a) for a in audited]
+    for item in redacted:
+        renders.start(item.run, item.artifacts)
+    return redacted
 
 
 def _with_narrative(report: Report, pages) -> Report:
