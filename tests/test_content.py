@@ -194,7 +194,7 @@ def test_large_runs_get_a_summarised_latency_chart(monkeypatch):
 
     monkeypatch.setattr(charts, "MAX_POINTS", 10)
     analysis = analyze_run(load_source(DEMO).runs[0])
-    chart = next(c for c in charts.build_charts(analysis) if c.name == "latency")
+    chart = next(c for c in charts.start_charts(analysis, charts.ChartDrawer())() if c.name == "latency")
     assert "5th to the 95th percentile" in chart.caption
     assert chart.rows[0][0] == "A" and chart.svg.startswith(b"<svg")
 
@@ -243,5 +243,5 @@ def test_charts_are_drawn_here_when_their_worker_dies(monkeypatch):
 
     analysis = analyze_run(load_source(DEMO).runs[0])
     drawn = charts.start_charts(analysis, Dying())()
-    assert [c.svg for c in drawn] == [c.svg for c in charts.build_charts(analysis)]
+    assert [c.svg for c in drawn] == [c.svg for c in charts.start_charts(analysis, charts.ChartDrawer())()]
     assert drawn and all(c.svg.startswith(b"<svg") for c in drawn)

@@ -162,6 +162,6 @@ def _up_to_date(check: IncrementalCheck, snapshot: SourceSnapshot, source: Path,
     progress.stage(f"{out / label} was built from these same inputs and is unchanged: nothing to write")
     remove_leftovers(out, label)
     write_site_files(out, source, snapshot.config, label, snapshot.digest, remembered.built_at, out / label, progress)
-    summary = summary_of(remembered, label, out / label, remembered.n_renders, 0.0, remembered.n_sheets, 0)
+    summary = summary_of(remembered, label, out / label, remembered.n_renders, 0.0, 0)
     return dataclasses.replace(summary, up_to_date=True)
 

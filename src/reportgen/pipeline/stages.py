@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +28,7 @@ from reportgen.pipeline.summary import BuildSummary, summary_of
 from reportgen.claims.make import build_claims
 from reportgen.load.artifacts import collect_artifacts
 from reportgen.model.source import ValidatedSource
-from reportgen.render.narrative import load_pages, render_pages
+from reportgen.render.narrative import Page, load_pages, render_pages
 from reportgen.render.pages import findings_index, render_version
 from reportgen.render.report import Report, RunReport
 from reportgen.render.shared import SheetsMade
@@ -78,13 +78,12 @@ def publish(report: Report, out: Path, check: IncrementalCheck, render_cache: Re
     save_hashes()
     remembered = _remembered(report, written.hashes, len(sheets.now))
     check.remember(report.runs, remembered, written.stats, written.store_stats)
-    n_sheets = (len(sheets.now), sheets.written)
     label = validated.config.version
     write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
                      progress, None if redact else validated, changes=False)
     write_changes()
     reused = sum(1 for run in report.runs for sha in run.renders if sha in render_cache.hit_shas)
-    return summary_of(remembered, label, folder, reused, time.perf_counter() - started, *n_sheets)
+    return summary_of(remembered, label, folder, reused, time.perf_counter() - started, sheets.written)
 
 
 def _audit(validated: ValidatedSource, renders: BackgroundRenders | None,
@@ -116,7 +115,7 @@ def _redacted(audited: list[AuditedRun], renders: BackgroundRenders) -> list[Aud
     return redacted
 
 
-def _with_narrative(report: Report, pages) -> Report:
+def _with_narrative(report: Report, pages: tuple[Page, ...]) -> Report:
     """Narrative pages, their citations shown as every page shows claims. Unknown
     claim ids fail here, before anything is written."""
     env = theme_environment(report.source.root, report.source.config.theme)
@@ -132,7 +131,7 @@ def _write_version(report: Report, out: Path, progress: Progress, code: str, she
         return writer.commit(), writer
 
 
-def _remembered(report: Report, hashes, n_sheets: int) -> Remembered:
+def _remembered(report: Report, hashes: Mapping[str, str], n_sheets: int) -> Remembered:
     renders = [r for run in report.runs for r in run.renders.values()]
     return Remembered(
         n_calls=sum(len(r.analysis.run.calls) for r in report.runs),

@@ -21,6 +21,7 @@ from typing import Any, Mapping
 from reportgen.errors import ReportgenError
 from reportgen.load.artifacts import drawing_digest
 from reportgen.load.source import load_source
+from reportgen.write.store import store_folder
 from reportgen.model.source import ValidatedSource
 from reportgen.render.packs import PackError, read_pack
 
@@ -119,7 +120,7 @@ def read_version(folder: Path, store: Path | None = None) -> PublishedVersion:
             raise PublishedError(f"{path}: not a {ARTIFACTS_SCHEMA} file")
         runs[path.parent.name] = PublishedRun(dict(body.get("requests", {})), list(body.get("sheets", [])),
                                               dict(body.get("renders", {})))
-    return PublishedVersion(folder, files, stored, store or folder.parent / "store", results, runs)
+    return PublishedVersion(folder, files, stored, store or store_folder(folder.parent), results, runs)
 
 
 def load_embedded_source(version: PublishedVersion) -> ValidatedSource:

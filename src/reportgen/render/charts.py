@@ -130,11 +130,6 @@ def _drawn(svg: Future, spec: dict) -> str:
         return vl_convert.vegalite_to_svg(spec)
 
 
-def build_charts(analysis: ExperimentAnalysis) -> tuple[Chart, ...]:
-    """The run's charts, drawn here."""
-    return start_charts(analysis, ChartDrawer())()
-
-
 def _with_data(svg: str, columns: tuple[str, ...], rows: tuple[tuple[str, ...], ...]) -> bytes:
     """The SVG with the table it was drawn from, as JSON in its <metadata>."""
     data = json.dumps({"columns": list(columns), "rows": [list(r) for r in rows]}, ensure_ascii=False)

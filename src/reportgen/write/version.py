@@ -23,6 +23,7 @@ from typing import Callable, Mapping, Sequence
 
 import jinja2
 
+from reportgen.atomic import write_atomic
 from reportgen.errors import ReportgenError
 from reportgen.fork import Forked, may_fork
 from reportgen.model.config import parse_timestamp
@@ -286,10 +287,6 @@ def _write_file(root: Path, rel: str, data: bytes) -> tuple[int, int, int]:
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
 
 
-def _atomic_text(path: Path, data: bytes) -> None:
-    store.replace_file(path, data)
-
-
 def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, base_url: str) -> None:
     """versions.json (merged with earlier versions), index.html, 404.html, .nojekyll."""
     versions_path = out / "versions.json"
@@ -304,18 +301,18 @@ def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, ba
     entries.sort(key=_newest_first, reverse=True)
     for index, e in enumerate(entries):
         e["aliases"] = ["latest"] if index == 0 else []
-    _atomic_text(versions_path, (json.dumps(entries, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    write_atomic(versions_path, (json.dumps(entries, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     latest = str(entries[0]["version"])
     title = str(entries[0].get("title", ""))
     html = env.get_template("versions.html").render(title=title, latest=latest, versions=entries)
-    _atomic_text(out / "index.html", html.encode("utf-8"))
+    write_atomic(out / "index.html", html.encode("utf-8"))
     base = base_url if not base_url or base_url.endswith("/") else base_url + "/"
-    _atomic_text(out / "404.html", env.get_template("404.html").render(base_url=base).encode("utf-8"))
+    write_atomic(out / "404.html", env.get_template("404.html").render(base_url=base).encode("utf-8"))
     (out / ".nojekyll").touch()
     # Versions are immutable, so "a newer version exists" is said from outside them.
     rules = "".join(f".version-{_css_escape(str(e['version']))} .newer-version {{ display: block; }}\n"
                     for e in entries[1:])
-    _atomic_text(out / "versions.css", f"/* versions older than {latest} */\n{rules}".encode("utf-8"))
+    write_atomic(out / "versions.css", f"/* versions older than {latest} */\n{rules}".encode("utf-8"))
 
 
 def _newest_first(entry: Mapping[str, object]) -> tuple[datetime, str]:
@@ -338,5 +335,5 @@ def write_diff_page(out: Path, diff, env: jinja2.Environment) -> Path:
     folder = out / "diff" / f"{diff.old}..{diff.new}"
     folder.mkdir(parents=True, exist_ok=True)
     html = env.get_template("diff.html").render(d=diff, root="../../")
-    _atomic_text(folder / "index.html", html.encode("utf-8"))
+    write_atomic(folder / "index.html", html.encode("utf-8"))
     return folder
