@@ -21,7 +21,7 @@ import zlib
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from reportgen.atomic import write_atomic
 from reportgen import __version__
@@ -36,6 +36,9 @@ RECORD_SCHEMA = "reportgen.built/3"
 # Packages whose output ends up in a version's files.
 OUTPUT_PACKAGES = ("jinja2", "markupsafe", "markdown-it-py", "mdit-py-plugins", "numpy", "scipy", "pandas",
                    "altair", "vl-convert-python", "cairosvg", "defusedxml", "pyarrow")
+
+if TYPE_CHECKING:
+    from reportgen.render.report import RunReport
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,7 @@ def code_key(source_root: Path, theme: str) -> str:
     return digest.hexdigest()
 
 
-def render_entries(runs) -> dict[str, list]:
+def render_entries(runs: Iterable[RunReport]) -> dict[str, list]:
     """Each render a build used, by its cache key: what a cache record must still say."""
     entries: dict[str, list] = {}
     for run in runs:
@@ -294,7 +297,7 @@ class IncrementalCheck:
             return None
         return up_to_date(self.record, self.key, self.cache, folder)
 
-    def remember(self, runs, summary: Remembered, stats: Mapping[str, tuple[int, int, int]],
+    def remember(self, runs: Iterable[RunReport], summary: Remembered, stats: Mapping[str, tuple[int, int, int]],
                  store_stats: Mapping[str, tuple[int, int, int]]) -> None:
         if self.record is not None and self.key is not None:
             save_record(self.record, self.key, render_entries(runs), summary, stats, store_stats)
