@@ -14,7 +14,7 @@ from conftest import ROOT
 SCRIPT_WITHOUT_MAIN_GUARD = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from reportgen.build.pipeline import build_site
+    from reportgen.pipeline.pipeline import build_site
     build_site(Path(sys.argv[1]), Path(sys.argv[2]))
 """)
 

@@ -8,7 +8,7 @@ import json
 from conftest import CONTRACT, default_rows
 from reportgen.analysis.run import analyze_run
 from reportgen.audit.stage import audit_source
-from reportgen.claims.build import build_claims
+from reportgen.claims.make import build_claims
 from reportgen.load.source import load_source
 from reportgen.model.claim_keys import ClaimKey, Pair
 from sitecheck import call_section, text

@@ -78,12 +78,12 @@ def test_rebuilding_the_same_source_is_allowed(make_source, run_cli, tmp_path):
 
 
 def test_unexpected_failure_is_one_line_without_traceback(make_source, run_cli, tmp_path, monkeypatch):
-    import reportgen.build.stages
+    import reportgen.pipeline.stages
 
     def boom(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(reportgen.build.stages, "render_version", boom)
+    monkeypatch.setattr(reportgen.pipeline.stages, "render_version", boom)
     out = tmp_path / "site"
     result = run_cli("build", make_source(), "--out", out, "-q")
     assert result.exit_code == 1

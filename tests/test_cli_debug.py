@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import reportgen.audit.stage
-import reportgen.build.stages
+import reportgen.pipeline.stages
 from reportgen.cli import main
 
 HINT = "(run with --debug for the traceback; please report it)"
@@ -17,7 +17,7 @@ def crashing_build(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(reportgen.build.stages, "render_version", boom)
+    monkeypatch.setattr(reportgen.pipeline.stages, "render_version", boom)
 
 
 @pytest.mark.parametrize("command", sorted(main.commands))

@@ -194,7 +194,7 @@ def test_large_runs_get_a_summarised_latency_chart(monkeypatch):
 
     monkeypatch.setattr(charts, "MAX_POINTS", 10)
     analysis = analyze_run(load_source(DEMO).runs[0])
-    chart = next(c for c in charts.build_charts(analysis) if c.name == "latency")
+    chart = next(c for c in charts.start_charts(analysis, charts.ChartDrawer())() if c.name == "latency")
     assert "5th to the 95th percentile" in chart.caption
     assert chart.rows[0][0] == "A" and chart.svg.startswith(b"<svg")
 
@@ -204,9 +204,10 @@ def test_charts_drawn_in_a_worker_are_the_charts_drawn_here(monkeypatch, tmp_pat
     version is byte for byte the one a build that draws them itself writes."""
     import json
 
-    import reportgen.build.stages as stages
     import reportgen.render.charts as charts
     from conftest import DEMO
+    from reportgen.pipeline.pipeline import build_site
+    from reportgen.pipeline.runner import ParallelRunner, Tuning
 
     drawers = []
 
@@ -218,9 +219,7 @@ def test_charts_drawn_in_a_worker_are_the_charts_drawn_here(monkeypatch, tmp_pat
     monkeypatch.setattr(charts, "ChartDrawer", Recorded)
     manifests = []
     for threshold, site in ((10**9, tmp_path / "here"), (0, tmp_path / "worker")):
-        monkeypatch.setattr(stages, "BACKGROUND_CHARTS", threshold)
-        result = run_cli("build", DEMO, "--out", site, "--no-cache", "-q")
-        assert result.exit_code == 0, result.output
+        build_site(DEMO, site, cache=None, runner=ParallelRunner(Tuning(chart_worker_calls=threshold)))
         manifests.append(json.loads((site / "v1" / "manifest.json").read_text())["files"])
     assert drawers == [False, True]
     charts_made = {name for name in manifests[0] if name.startswith("charts/")}
@@ -244,5 +243,5 @@ def test_charts_are_drawn_here_when_their_worker_dies(monkeypatch):
 
     analysis = analyze_run(load_source(DEMO).runs[0])
     drawn = charts.start_charts(analysis, Dying())()
-    assert [c.svg for c in drawn] == [c.svg for c in charts.build_charts(analysis)]
+    assert [c.svg for c in drawn] == [c.svg for c in charts.start_charts(analysis, charts.ChartDrawer())()]
     assert drawn and all(c.svg.startswith(b"<svg") for c in drawn)

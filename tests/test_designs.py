@@ -17,7 +17,7 @@ from statsmodels.stats.multitest import multipletests
 from conftest import CONTRACT, default_rows
 from reportgen import stats
 from reportgen.analysis.run import analyze_run
-from reportgen.claims.build import build_claims
+from reportgen.claims.make import build_claims
 from reportgen.load.source import load_source
 from reportgen.model.claim_keys import Pair
 from sitecheck import broken_links

@@ -5,12 +5,22 @@ the build's own step (with its error) whenever a copy fails."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
-import reportgen.build.audit_apart as audit_apart
-from reportgen.build.pipeline import build_site
+import reportgen.fork as fork
+import reportgen.pipeline.audit_apart as audit_apart
 from reportgen.errors import AuditError
+from reportgen.pipeline.pipeline import build_site
+from reportgen.pipeline.runner import ParallelRunner, Tuning
 from tests.conftest import default_rows
+
+# One step apart at a time; the pages written by the build's process alone (their
+# writers are forked copies too, which the counts below would see).
+AUDIT_APART = ParallelRunner(Tuning(audit_apart_calls=1, processes=1))
+LISTED_APART = ParallelRunner(Tuning(list_apart_bytes=1, processes=1))
+STEPS_AND_LISTING_APART = ParallelRunner(Tuning(list_apart_bytes=1, step_apart_size=1, processes=1))
 
 
 def _rows_with_findings():
@@ -18,6 +28,27 @@ def _rows_with_findings():
     rows = default_rows()
     rows[1] = dict(rows[1], artifact_path=rows[0]["artifact_path"])
     return rows
+
+
+def _forks_counted(monkeypatch, fail: bool = False) -> list[str]:
+    """Each copy the build forks, as "listing" (it goes on after its result) or "step";
+    with ``fail``, every copy fails (the build then does the step itself)."""
+    made: list[str] = []
+    real = fork.Forked.__init__
+
+    def counting(self, step, then=None, report=False):
+        made.append("listing" if then else "step")
+        real(self, (lambda: 1 / 0) if fail else step, then, report)
+
+    monkeypatch.setattr(fork.Forked, "__init__", counting)
+    return made
+
+
+def _with_renders_of(cache, earlier):
+    """``cache`` holding the renders of an earlier build (not what it found clean): a
+    build that renders nothing starts no render thread, so its audit may be forked."""
+    shutil.copytree(earlier, cache)
+    shutil.rmtree(cache / "clean", ignore_errors=True)
 
 
 def _files(folder):
@@ -30,16 +61,14 @@ def test_a_run_audited_apart_gives_the_site_the_build_gives(make_source, tmp_pat
     source = make_source(_rows_with_findings())
     alone = build_site(source, tmp_path / "alone", cache=tmp_path / "cache-alone")
     assert alone.n_warnings > 0  # the run has findings to send back
-    monkeypatch.setattr(audit_apart, "AUDIT_APART", 1)
-    forks = []
-    real_fork = audit_apart._fork_audit
-    monkeypatch.setattr(audit_apart, "_fork_audit", lambda *a: forks.append(1) or real_fork(*a))
+    _with_renders_of(tmp_path / "cache-apart", tmp_path / "cache-alone")
+    forks = _forks_counted(monkeypatch)
     if copy_fails:  # in the copy only: the build's own audit is imported apart
         def broken(*_):
             raise OSError("the copy could not read a file")
         monkeypatch.setattr(audit_apart, "audit_with_artifacts", broken)
-    apart = build_site(source, tmp_path / "apart", cache=tmp_path / "cache-apart")
-    assert forks == [1]
+    apart = build_site(source, tmp_path / "apart", cache=tmp_path / "cache-apart", runner=AUDIT_APART)
+    assert forks == ["step"]
     assert apart.n_warnings == alone.n_warnings and apart.n_claims == alone.n_claims
     alone_files, apart_files = _files(tmp_path / "alone" / "v1"), _files(tmp_path / "apart" / "v1")
     assert alone_files.keys() == apart_files.keys()
@@ -53,9 +82,8 @@ def test_a_credential_found_apart_stops_the_build(make_source, tmp_path, monkeyp
     source = make_source()
     response = source / "experiments/mini/artifacts/X-1/response.txt"
     response.write_text(response.read_text() + "key: sk-proj-" + "s" * 40 + "\n")
-    monkeypatch.setattr(audit_apart, "AUDIT_APART", 1)
     with pytest.raises(AuditError, match="looks like a OpenAI-style API key"):
-        build_site(source, tmp_path / "site", cache=tmp_path / "cache")
+        build_site(source, tmp_path / "site", cache=tmp_path / "cache", runner=AUDIT_APART)
     assert not (tmp_path / "site" / "v1").exists()
 
 
@@ -63,59 +91,48 @@ def test_a_copy_still_at_work_is_stopped_when_the_build_fails(make_source, tmp_p
     import os
 
     source = make_source()
-    monkeypatch.setattr(audit_apart, "AUDIT_APART", 1)
+    build_site(source, tmp_path / "first", cache=tmp_path / "first-cache")
+    _with_renders_of(tmp_path / "cache", tmp_path / "first-cache")
     started: list[int] = []
-    real_fork = audit_apart._fork_audit
+    real = fork.Forked.__init__
 
-    def fork(*args):
-        copy = real_fork(*args)
-        started.append(copy.pid)
-        return copy
+    def recorded(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        started.append(self.pid)
 
-    monkeypatch.setattr(audit_apart, "_fork_audit", fork)
-    import reportgen.build.stages as stages
+    monkeypatch.setattr(fork.Forked, "__init__", recorded)
+    import reportgen.pipeline.stages as stages
 
     def failing(*_):
         raise RuntimeError("analysis failed")
 
-    monkeypatch.setattr(stages, "_analyse_early", failing)
+    monkeypatch.setattr(stages, "analyze_run", failing)
     with pytest.raises(RuntimeError, match="analysis failed"):
-        build_site(source, tmp_path / "site", cache=tmp_path / "cache")
-    assert len(started) == 1
+        build_site(source, tmp_path / "site", cache=tmp_path / "cache", runner=AUDIT_APART)
+    assert len(started) == 1 and started[0] is not None
     with pytest.raises(ChildProcessError):  # reaped: no copy is left behind
         os.waitpid(started[0], os.WNOHANG)
 
 
-def _two_versions(make_source, out, cache):
+def _two_versions(make_source, out, cache, runner=None):
     """v1, then v2 (one grade corrected, previous = "v1") built beside it."""
     rows = default_rows()
-    build_site(make_source(rows), out, cache=cache)
+    build_site(make_source(rows), out, cache=cache, runner=runner)
     rows[2] = dict(rows[2], qualified="true")
     source = make_source(rows, site='title = "Mini report"\nversion = "v2"\nprevious = "v1"\n')
-    return build_site(source, out, cache=cache), source
+    return build_site(source, out, cache=cache, runner=runner), source
 
 
 @pytest.mark.parametrize("copy_fails", [False, True])
 def test_the_changes_page_and_the_source_record_made_apart_are_those_the_build_makes(
         make_source, tmp_path, monkeypatch, copy_fails):
-    import reportgen.build.forked as forked
-    import reportgen.build.source_reading as source_reading
     import reportgen.load.contents as contents
-    from reportgen.build.incremental import _hashes_path
+    from reportgen.pipeline.incremental import _hashes_path
 
     monkeypatch.setattr(contents, "RACY_SECONDS", -60.0)  # files written by the test count as settled
     _two_versions(make_source, tmp_path / "alone", tmp_path / "cache-alone")
-    monkeypatch.setattr(forked, "APART_FROM", 1)
-    monkeypatch.setattr(source_reading, "LIST_APART_BYTES", 1)
-    made: list[str] = []
-    real = forked.Forked.__init__
-
-    def counting(self, step, then=None):
-        made.append("listing" if then else "step")
-        real(self, (lambda: 1 / 0) if copy_fails else step, then)
-
-    monkeypatch.setattr(forked.Forked, "__init__", counting)
-    _, source = _two_versions(make_source, tmp_path / "apart", tmp_path / "cache-apart")
+    made = _forks_counted(monkeypatch, fail=copy_fails)
+    _, source = _two_versions(make_source, tmp_path / "apart", tmp_path / "cache-apart", STEPS_AND_LISTING_APART)
     # v1: the source record, the changes page (none: no previous version). v2 has a
     # record to list the folder by: the listing (which saves the record) and the changes
     # page; and when the listing fails, the build lists the folder and saves the record apart.
@@ -135,29 +152,17 @@ def test_a_bad_artifact_path_is_reported_alike_when_the_folder_is_listed_apart(
         make_source, tmp_path, monkeypatch, copy_fails):
     """The log is parsed while a copy lists the folder; its artifact paths are checked
     against the listing once it is back, and reported at their lines as ever."""
-    import reportgen.build.forked as forked
-    import reportgen.build.source_reading as source_reading
     from reportgen.errors import InputError
-
-    import shutil
 
     source = make_source()
     build_site(source, tmp_path / "site", cache=tmp_path / "cache")  # leaves a record
     shutil.rmtree(source / "experiments/mini/artifacts/X-4")  # row 4, on line 5
     with pytest.raises(InputError) as alone:
         build_site(source, tmp_path / "fresh", cache=None)
-    monkeypatch.setattr(source_reading, "LIST_APART_BYTES", 1)
-    listings: list[int] = []
-    real = forked.Forked.__init__
-
-    def counting(self, step, then=None):
-        listings.extend([1] if then else [])
-        real(self, (lambda: 1 / 0) if copy_fails else step, then)
-
-    monkeypatch.setattr(forked.Forked, "__init__", counting)
+    made = _forks_counted(monkeypatch, fail=copy_fails)
     with pytest.raises(InputError) as apart:
-        build_site(source, tmp_path / "site", cache=tmp_path / "cache")
-    assert listings == [1]
+        build_site(source, tmp_path / "site", cache=tmp_path / "cache", runner=LISTED_APART)
+    assert made == ["listing"]
     assert str(apart.value) == str(alone.value)
     assert str(apart.value) == ("experiments/mini/calls.csv:5: artifact_path: 'artifacts/X-4' does not exist "
                                 "in the experiment folder")
@@ -169,7 +174,7 @@ def test_a_copy_sends_its_result_before_it_goes_on(tmp_path):
     import os
     import time
 
-    from reportgen.build.forked import Forked
+    from reportgen.fork import Forked
 
     go, done = tmp_path / "go", tmp_path / "done"
 
@@ -191,7 +196,7 @@ def test_a_copy_sends_its_result_before_it_goes_on(tmp_path):
 
 
 def test_a_copy_that_fails_after_sending_its_result_keeps_the_result():
-    from reportgen.build.forked import Forked
+    from reportgen.fork import Forked
 
     copy = Forked(lambda: "listing", then=lambda: 1 / 0)
     assert copy.result() == "listing"

@@ -150,12 +150,12 @@ def test_a_large_helm_run_imports_in_bounded_memory(tmp_path: Path) -> None:
 
 
 def test_writing_an_import_reports_progress_per_call(tmp_path: Path) -> None:
-    from reportgen.build.progress import Progress
+    from reportgen.progress import QuietProgress
     from reportgen.importers.stage import import_logs
 
     events: list[tuple[str, object]] = []
 
-    class Recorder(Progress):
+    class Recorder(QuietProgress):
         def stage(self, message: str) -> None:
             events.append(("stage", message))
 

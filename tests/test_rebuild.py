@@ -9,9 +9,9 @@ import shutil
 import subprocess
 import sys
 
-import reportgen.build.pipeline
-import reportgen.build.stages
-import reportgen.build.incremental
+import reportgen.pipeline.pipeline
+import reportgen.pipeline.stages
+import reportgen.pipeline.incremental
 from sitecheck import tree_bytes
 
 
@@ -29,8 +29,8 @@ def test_a_rebuild_of_the_same_inputs_writes_nothing(demo_source, run_cli, tmp_p
     out = tmp_path / "site"
     cold, _ = build(run_cli, demo_source, out)
     before = {p: p.stat().st_ino for p in (out / "v1").rglob("*")}
-    monkeypatch.setattr(reportgen.build.pipeline, "load_source", no_building)
-    monkeypatch.setattr(reportgen.build.stages, "analysed_report", no_building)
+    monkeypatch.setattr(reportgen.pipeline.pipeline, "load_source", no_building)
+    monkeypatch.setattr(reportgen.pipeline.stages, "analysed_report", no_building)
     for extra in ((), ("--force",)):
         again, output = build(run_cli, demo_source, out, *extra)
         assert again == cold
@@ -110,14 +110,14 @@ def test_another_theme_is_built_again(make_source, run_cli, tmp_path):
 
 def test_reportgen_code_is_an_input(tmp_path, monkeypatch):
     package = tmp_path / "reportgen"
-    shutil.copytree(reportgen.build.incremental.resources.files("reportgen"), package,
+    shutil.copytree(reportgen.pipeline.incremental.resources.files("reportgen"), package,
                     ignore=shutil.ignore_patterns("__pycache__"))
-    real = reportgen.build.incremental.resources.files
-    monkeypatch.setattr(reportgen.build.incremental.resources, "files",
+    real = reportgen.pipeline.incremental.resources.files
+    monkeypatch.setattr(reportgen.pipeline.incremental.resources, "files",
                         lambda name: package if name == "reportgen" else real(name))
 
     def key() -> str:
-        incremental = reportgen.build.incremental
+        incremental = reportgen.pipeline.incremental
         return incremental.inputs_key(incremental.code_key(tmp_path, "default"), "v1", "sha256:00", False)
 
     before = key()

@@ -78,7 +78,7 @@ def test_a_site_is_readable_by_a_web_server_under_the_users_umask(make_source, t
     """Every file and folder a build writes has the modes the umask gives (0644 and 0755
     under the usual 022), never a temporary file's 0600 or folder's 0700: a web server
     running as another user serves the site as it is copied."""
-    from reportgen.build.pipeline import build_site
+    from reportgen.pipeline.pipeline import build_site
 
     rows_source = make_source()
     before = os.umask(0o022)

@@ -16,6 +16,7 @@ from reportgen import __version__
 # Heavy modules (analysis, charts) are imported inside the commands: render workers
 # start from a fresh interpreter and should not pay for them.
 from reportgen.errors import AuditError, InputError, ReportgenError
+from reportgen.progress import ProgressBar
 
 
 def _fail(exc: Exception, debug: bool) -> None:
@@ -75,11 +76,11 @@ class TerminalProgress:
         if not self.quiet:
             click.echo(f"  {message}", err=True)
 
-    def bar(self, label: str, total: int):
-        from reportgen.build.progress import Progress
+    def bar(self, label: str, total: int) -> ProgressBar:
+        from reportgen.progress import QuietProgress
 
         if not self.bars or total < 200:
-            return Progress().bar(label, total)
+            return QuietProgress().bar(label, total)
         return click.progressbar(length=total, label=f"  {label}", file=sys.stderr, show_pos=True)
 
 
@@ -102,7 +103,7 @@ class TerminalProgress:
 def build(ctx: click.Context, source: Path, out: Path, version_label: str | None, force: bool, quiet: bool,
           redact: bool, cache_dir: Path | None, no_cache: bool) -> None:
     """Build SOURCE (default: content/) into OUT/<version>/ (default: site/)."""
-    from reportgen.build.pipeline import build_site, default_cache
+    from reportgen.pipeline.pipeline import build_site, default_cache
 
     try:
         cache = None if no_cache else (cache_dir or default_cache())

@@ -34,13 +34,13 @@ def block_flags(overall: GroupAnalysis, blocks: tuple[GroupAnalysis, ...]) -> tu
     flags = []
     for index, comparison in enumerate(overall.comparisons):
         n_c, n_b = comparison_denominators(overall, comparison)
-        parts = []
+        parts: list[tuple[str, float]] = []
         for block in blocks:
             c = next((x for x in block.comparisons if x.candidate == comparison.candidate), None)
             if c is None or not n_c or not n_b:
                 continue
             cand, base = block.service(c.candidate).first_pass, block.service(c.baseline).first_pass
-            parts.append((block.block, cand.numerator / n_c - base.numerator / n_b))
+            parts.append((_block_id(block), cand.numerator / n_c - base.numerator / n_b))
         flags += _flag(Pair(comparison.candidate, comparison.baseline), comparison.difference, parts, len(blocks))
     for paired in overall.paired:
         parts = _paired_parts(paired, blocks)
@@ -56,7 +56,7 @@ def _paired_parts(paired: PairedComparison, blocks: tuple[GroupAnalysis, ...]) -
     if not n:
         return []
     totals = {r.unit: (len(r.candidate_calls), len(r.baseline_calls)) for r in paired.rows}
-    parts = []
+    parts: list[tuple[str, float]] = []
     for block in blocks:
         part = 0.0
         for row in (r for p in block.paired for r in p.rows):
@@ -66,8 +66,14 @@ def _paired_parts(paired: PairedComparison, blocks: tuple[GroupAnalysis, ...]) -
             # A side with no call (a missing pair member) has a fixed value of its own block.
             part += (row.candidate * (len(row.candidate_calls) / k_c if k_c else 1.0)
                      - row.baseline * (len(row.baseline_calls) / k_b if k_b else 1.0))
-        parts.append((block.block, part / n))
+        parts.append((_block_id(block), part / n))
     return parts
+
+
+def _block_id(block: GroupAnalysis) -> str:
+    if block.block is None:
+        raise ValueError("a block's analysis has no block id")
+    return block.block
 
 
 def comparison_denominators(group: GroupAnalysis, comparison: ComparisonResult) -> tuple[int, int]:

@@ -83,7 +83,7 @@ def relative_change(s1: tuple[int, int], s2: tuple[int, int], r1: tuple[int, int
         counts[:, 1].astype(int), rates, resamples, seed)])
     tail = (1 - level) / 2
     low, high = np.quantile(distribution, [tail, 1 - tail])
-    warnings = ()
+    warnings: tuple[str, ...] = ()
     if low == high:
         warnings = (stats_warnings.ZERO_WIDTH,)
     return Estimate(float(rates @ signs), float(low), float(high), level, "parametric-bootstrap",

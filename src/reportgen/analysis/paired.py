@@ -153,7 +153,7 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
     bootstrap, row_level = None, None
     resamples, seed = contract.bootstrap_resamples, contract.bootstrap_seed
     clusters = [r.cluster or f"unit:{r.unit}" for r in usable]
-    if repeated:
+    if matched is not None:
         tasks = [m[0] for m in matched]
         mb = np.array([m[1] for m in matched], dtype=float)
         ma = np.array([m[2] for m in matched], dtype=float)

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from reportgen.model.claim_keys import Pair
+from reportgen.model.outcomes import Status
 from reportgen.model.source import ValidatedRun
 from reportgen.stats import (
     BootstrapEstimate,
@@ -27,7 +28,7 @@ class ServiceResult:
     first_pass: RateEstimate  # passes / planned
     complete_pass: RateEstimate  # passes / complete returns
     n_missing: int  # planned first submissions with no row: counted as non-passes
-    failures: tuple[tuple[str, tuple[str, ...]], ...]  # (status, call ids), every reason
+    failures: tuple[tuple[Status, tuple[str, ...]], ...]  # (status, call ids), every reason
     latency_median_ms: float | None
     latency_p90_ms: float | None
     critical_calls: tuple[str, ...]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -58,9 +59,10 @@ def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
                               contract.bootstrap_seed, contract.primary_metric == "score",
                               contract.higher_is_better)
     blocks = []
+    excluded_in = Counter((c.block_id, c.service) for c in run.calls if c.first_submission and c.excluded)
     for block in contract.blocks or sorted({c.block_id for c in first}, key=natural_key):
         in_block = [c for c in first if c.block_id == block]
-        planned, notes = _planned_per_block(run, in_block)
+        planned, notes = _planned_per_block(run, in_block, {s: n for (b, s), n in excluded_in.items() if b == block})
         blocks.append(_analyze_group(run, in_block, block, planned, notes,
                                      rows=None if rows is None else [r for r in rows if r.block == block]))
     return ExperimentAnalysis(
@@ -114,9 +116,12 @@ def _holm_adjusted(group: GroupAnalysis, contract: RunContract) -> GroupAnalysis
     return dataclasses.replace(group, comparisons=tuple(comparisons))
 
 
-def _planned_per_block(run: ValidatedRun, calls: list[Call]) -> tuple[dict[str, int], tuple[str, ...]]:
+def _planned_per_block(run: ValidatedRun, calls: list[Call], excluded: Mapping[str, int]
+                       ) -> tuple[dict[str, int], tuple[str, ...]]:
     """Registered calls per block: the planned total split evenly over the blocks when
-    it divides; otherwise the observed count, said so on the page."""
+    it divides, less the block's calls excluded under a registered rule (as the overall
+    rate leaves them out: the blocks' denominators add up to it); otherwise the observed
+    count, said so on the page."""
     n_blocks = len(run.contract.blocks)
     planned: dict[str, int] = {}
     notes: list[str] = []
@@ -124,7 +129,7 @@ def _planned_per_block(run: ValidatedRun, calls: list[Call]) -> tuple[dict[str, 
     for service, total in run.contract.planned_calls.items():
         observed = per_service[service]
         if n_blocks and total % n_blocks == 0:
-            planned[service] = max(total // n_blocks, observed)
+            planned[service] = max(total // n_blocks - excluded.get(service, 0), observed)
         else:
             planned[service] = observed
             notes.append(f"{service}: the plan does not divide evenly over the blocks, so the "
@@ -169,6 +174,7 @@ def _service_result(service: str, calls: list[Call], planned: int, cl: float,
     complete = [c for c in calls if c.status == "ok"]
     latencies = np.array([c.latency_ms for c in complete if c.latency_ms is not None], dtype=float)
     scored = [c for c in complete if c.score is not None] if with_score else []
+    scores = [c.score for c in scored if c.score is not None]
     failures = tuple(
         (status, tuple(c.call_id for c in calls if c.status == status))
         for status in TECHNICAL_FAILURES
@@ -185,13 +191,13 @@ def _service_result(service: str, calls: list[Call], planned: int, cl: float,
         latency_median_ms=float(np.median(latencies)) if latencies.size else None,
         latency_p90_ms=float(np.percentile(latencies, 90)) if latencies.size else None,
         critical_calls=tuple(c.call_id for c in calls if c.critical),
-        mean_score=float(np.mean([c.score for c in scored])) if scored else None,
+        mean_score=float(np.mean(scores)) if scores else None,
         scored_calls=tuple(c.call_id for c in scored),
-        score_sd=float(np.std([c.score for c in scored], ddof=1)) if len(scored) > 1 else None,
+        score_sd=float(np.std(scores, ddof=1)) if len(scores) > 1 else None,
         completed=stats.wilson(len(complete), denominator, cl) if with_score else None,
         # The paired rule, for independent samples: a planned call without a complete
         # return counts as failure_score when one is registered, else it has no score.
-        compared_scores=tuple(c.score for c in scored) + (
+        compared_scores=tuple(scores) + (
             (failure_score,) * (denominator - len(complete)) if failure_score is not None else ()),
     )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any
 
 from reportgen.audit.credentials import redact
 from reportgen.audit.stage import AuditedRun
@@ -20,14 +21,14 @@ from reportgen.load.requests import request_hash
 from reportgen.model.artifacts import CallArtifacts, sha256
 from reportgen.model.calls import Call
 from reportgen.model.findings import Finding
-from reportgen.model.source import ValidatedRun
+from reportgen.model.source import RedactionSummary, ValidatedRun
 
 
 def redact_run(run: ValidatedRun, artifacts: dict[str, CallArtifacts], findings: tuple[Finding, ...]
                ) -> tuple[ValidatedRun, dict[str, CallArtifacts], tuple[Finding, ...]]:
     if not any(f.code == "credential" for f in findings):
         return run, artifacts, findings
-    records: list[dict] = []
+    records: list[dict[str, object]] = []
 
     def record(file: str, before: bytes, after: bytes, found: list[tuple[int, str]]) -> None:
         records.append({"file": file, "replaced": [{"line": line, "kind": kind} for line, kind in found],
@@ -36,7 +37,8 @@ def redact_run(run: ValidatedRun, artifacts: dict[str, CallArtifacts], findings:
     log_bytes, found = redact(run.log_bytes)
     if found:
         record(run.log.file, run.log_bytes, log_bytes, found)
-    requests, request_hashes = {}, {}
+    requests: dict[str, bytes] = {}
+    request_hashes: dict[str, str] = {}
     for hexdigest, data in sorted(run.requests.items()):
         red, found = redact(data)
         requests[hexdigest] = red
@@ -54,7 +56,7 @@ def redact_run(run: ValidatedRun, artifacts: dict[str, CallArtifacts], findings:
                 artifact = dataclasses.replace(artifact, content=red, sha256=sha256(red), redacted_from=artifact.sha256)
             files.append(artifact)
         new_artifacts[call_id] = CallArtifacts(call_id, tuple(files))
-    summary = {"schema": "reportgen.redactions/1", "requests": request_hashes, "files": records}
+    summary: RedactionSummary = {"schema": "reportgen.redactions/1", "requests": request_hashes, "files": records}
     calls = tuple(_redact_call(c) for c in run.calls)  # the pages show the log's fields too
     run = dataclasses.replace(run, log_bytes=log_bytes, requests=requests, redactions=(summary,), calls=calls)
     notes = tuple(
@@ -71,7 +73,7 @@ def _text(value: str) -> str:
 
 
 def _redact_call(call: Call) -> Call:
-    changes = {f.name: _text(getattr(call, f.name)) for f in dataclasses.fields(call)
+    changes: dict[str, Any] = {f.name: _text(getattr(call, f.name)) for f in dataclasses.fields(call)
                if isinstance(getattr(call, f.name), str) and f.name not in ("call_id", "request_hash")}
     return dataclasses.replace(call, extra={k: _text(v) for k, v in call.extra.items()}, **changes)
 

@@ -272,7 +272,7 @@ class Claim:
         if self.low is not None and self.high is not None:
             interval = {"low": _json_number(self.low), "high": _json_number(self.high),
                         "confidence_level": self.confidence_level, "method": self.method}
-        out = {
+        out: dict[str, Any] = {
             "id": self.id, "experiment": self.experiment, "kind": self.kind,
             "statement": self.statement, "estimate": _json_number(self.estimate),
             "numerator": self.numerator, "denominator": self.denominator,

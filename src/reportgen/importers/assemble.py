@@ -98,7 +98,7 @@ def _run(run_id: str, task: str, metric: str, logs: list[HarnessLog], baseline_m
         sid = safe_id(log.model, taken)
         taken.add(sid)
         services.append(ImportedService(sid, log))
-    baseline = _baseline(services, baseline_model, logs[0].source)
+    baseline = _baseline(services, baseline_model)
     epochs = any(s.epoch > 1 for log in logs for s in log.samples)
     design = ("independent" if len(services) == 1 else
               ("repeated" if epochs else "paired") if len(services) == 2 else "leaderboard")
@@ -126,7 +126,7 @@ def _run(run_id: str, task: str, metric: str, logs: list[HarnessLog], baseline_m
     return ImportedRun(run_id, task, metric, kind, design, tuple(services), baseline, tuple(calls), tuple(notes))
 
 
-def _baseline(services: list[ImportedService], model: str | None, source: str) -> str:
+def _baseline(services: list[ImportedService], model: str | None) -> str:
     if model is None:
         return services[0].id
     for svc in services:

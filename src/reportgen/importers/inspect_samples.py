@@ -150,7 +150,8 @@ def _status(raw: Mapping[str, Any], stop: str, observed: Observed) -> tuple[str,
         return "harness_error", one_line(str(message or "Inspect recorded an error"), REASON_CHARS, first=True), \
             replace(observed, error=True)
     limit = json_object(raw.get("limit"))
-    kind = limit.get("type") if isinstance(limit.get("type"), str) else ""
+    given_kind = limit.get("type")
+    kind = given_kind if isinstance(given_kind, str) else ""
     amount = limit.get("limit")
     size = f" ({_number_text(amount)})" if isinstance(amount, int | float) and not isinstance(amount, bool) else ""
     if kind in LENGTH_LIMITS:

@@ -30,7 +30,7 @@ from reportgen.importers.lm_eval_samples import (
     TaskSettings,
     read_samples,
 )
-from reportgen.importers.records import NO_REQUEST, HarnessLog, Payload, Sample, json_object
+from reportgen.importers.records import NO_REQUEST, HarnessLog, MetricKind, Payload, Sample, json_object
 
 HARNESS = "lm-eval"
 STAMP = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
@@ -129,7 +129,8 @@ def _orphan(run: _Run) -> Problem:
 def _read_run(run: _Run, collector: Collector) -> list[HarnessLog]:
     path = run.results()
     results = _load_results(path)
-    configs = results.get("configs") if isinstance(results.get("configs"), dict) else {}
+    given_configs = results.get("configs")
+    configs: dict[str, object] = given_configs if isinstance(given_configs, dict) else {}
     samples = run.samples()
     if not samples:
         tasks = ", ".join(sorted(configs)) or "its tasks"
@@ -264,7 +265,7 @@ def _metric_log(context: _LogContext, data: SamplesFile, given: _LogInput) -> Ha
     """The HarnessLog of one (metric, filter): one Sample per document (and repetition)."""
     values = given.values.values
     binary = all(v in (0, 1) for _, value in values for v in (value if isinstance(value, list) else [value]))
-    kind = "pass" if binary and (given.metric in PASS_METRICS or given.metric.endswith("_acc")) else "score"
+    kind: MetricKind = "pass" if binary and (given.metric in PASS_METRICS or given.metric.endswith("_acc")) else "score"
     samples = tuple(s for doc, value in values for s in _doc_samples(doc, value, given.metric, kind))
     per_repetition = any(isinstance(value, list) for _, value in values)
     listed = given.listed * given.repeats if given.listed is not None and per_repetition else given.listed

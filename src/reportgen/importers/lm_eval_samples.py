@@ -90,7 +90,6 @@ class MetricValues:
 class SamplesFile:
     path: Path
     task: str
-    n_lines: int = 0
     filters: list[str] = field(default_factory=list)
     metrics: dict[tuple[str, str], MetricValues] = field(default_factory=dict)
     first_prompt: str = ""
@@ -141,7 +140,6 @@ def _read_line(out: SamplesFile, sample: dict[str, object], where: LineAt, numbe
         problems.add(str(out.path), number, "doc_id", f"document {unit} is logged again for filter {name!r} "
                      f"(first on line {first}); lm-eval logs each document once per filter")
         return
-    out.n_lines += 1
     if name not in out.filters:
         out.filters.append(name)
     if not out.first_prompt:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from reportgen.build.progress import Progress
+from reportgen.progress import Progress, QuietProgress
 from reportgen.importers.assemble import ImportedRun, assemble
 from reportgen.importers.records import HarnessLog
 from reportgen.importers.write import write_run, write_site_file
@@ -30,7 +30,7 @@ def read_logs(harness: str, paths: Sequence[Path]) -> list[HarnessLog]:
 
 
 def import_logs(harness: str, paths: Sequence[Path], into: Path, experiment: str | None = None,
-                baseline: str | None = None, progress: Progress = Progress()) -> tuple[bool, tuple[Imported, ...]]:
+                baseline: str | None = None, progress: Progress = QuietProgress()) -> tuple[bool, tuple[Imported, ...]]:
     """Write every run the logs hold under ``into``; (whether reportgen.toml was written, runs).
     Everything is read and assembled before anything is written: a refused log leaves the
     source as it was."""

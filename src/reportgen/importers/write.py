@@ -16,8 +16,9 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
+from typing import overload
 
-from reportgen.build.progress import Progress
+from reportgen.progress import Progress, QuietProgress
 from reportgen.importers.assemble import ImportedCall, ImportedRun
 
 BASE_COLUMNS = ["run_id", "block_id", "service", "service_group", "requested_model", "returned_model",
@@ -31,7 +32,7 @@ def canonical(body: Mapping[str, object]) -> bytes:
                       allow_nan=False, default=str).encode("utf-8")
 
 
-def write_run(run: ImportedRun, source: Path, progress: Progress = Progress()) -> Path:
+def write_run(run: ImportedRun, source: Path, progress: Progress = QuietProgress()) -> Path:
     """Write one run under ``source/experiments/<id>/`` (replacing an earlier import of
     it) and return its folder."""
     folder = source / "experiments" / run.id
@@ -50,7 +51,7 @@ def write_run(run: ImportedRun, source: Path, progress: Progress = Progress()) -
                 request.write_bytes(body)
             rows.append(_row(run, call, hexdigest, _artifacts(folder, call, artifacts)))
             del payload, artifacts, body
-            bar.update()
+            bar.update(1)
     (folder / "calls.csv").write_text(_csv(rows), encoding="utf-8", newline="")
     (folder / "run.toml").write_text(contract_text(run), encoding="utf-8")
     return folder
@@ -193,6 +194,14 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 def _key(name: str) -> str:
     """A TOML key: bare when TOML allows it (ASCII letters, digits, - and _), else quoted."""
     return name if _BARE_KEY.fullmatch(name) else _toml(name)
+
+
+@overload
+def _toml(value: str | float) -> str: ...
+
+
+@overload
+def _toml(value: object) -> str | None: ...
 
 
 def _toml(value: object) -> str | None:

@@ -6,7 +6,7 @@ import bisect
 import os
 import re
 from pathlib import Path
-from typing import AnyStr, Callable, Iterable, Iterator, Mapping
+from typing import Any, AnyStr, Callable, Iterable, Iterator, Mapping
 
 from reportgen.load.files import list_folder
 from reportgen.model.artifacts import Artifact, CallArtifacts, Contents, sha256
@@ -21,9 +21,10 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
     listed = run.files
     # Looked up once, not for each of 100,000 calls: the listed files' hashes (a plain
     # dict, with every listed file), where to read their bytes, and each file name's kind.
-    hashed = listed.sha256 if listed is not None else {}
-    below = _FilesBelow(listed.data, listed.dirs) if listed is not None else None
-    ref = _refs(listed) if listed is not None else None
+    if listed is not None:
+        hashed, below, ref = listed.sha256, _FilesBelow(listed.data, listed.dirs), _refs(listed)
+    else:  # nothing listed: every artifact is read from disk below
+        hashed, below, ref = {}, _FilesBelow((), ()), _no_refs
     kinds: dict[str, str] = {}
     for call in run.calls:
         if not call.artifact_path:
@@ -45,8 +46,8 @@ def collect_artifacts(run: ValidatedRun) -> dict[str, CallArtifacts]:
                  for name, data, digest in named]
         if not any(a.kind == "svg" for a in files):
             response = next((a for a in files if a.kind == "response"), None)
-            span = next(svg_spans(response.data), None) if response else None
-            if span:
+            span = next(svg_spans(response.data), None) if response is not None else None
+            if response is not None and span:
                 svg = response.data[span[0]:span[1]]
                 files.append(Artifact("extracted.svg", sha256(svg), svg, "svg",
                                       derived=f"first <svg>…</svg> block of {response.name}"))
@@ -58,6 +59,10 @@ def _refs(files: RunFiles) -> Callable[[str], bytes | Contents]:
     """How to take a listed file's bytes, or where to read them when the listing reads them lazily."""
     data = files.data
     return data.ref if hasattr(data, "ref") else data.__getitem__
+
+
+def _no_refs(rel: str) -> bytes | Contents:
+    raise KeyError(rel)  # nothing is listed
 
 
 def _ref(files: RunFiles, rel: str) -> bytes | Contents:
@@ -165,10 +170,10 @@ def artifact_kind(name: str) -> str:
     return "other"
 
 
-_SVG_OPEN = {str: re.compile(r"<svg\b", re.I), bytes: re.compile(rb"<svg\b", re.I)}
+_SVG_OPEN: Mapping[type, re.Pattern[Any]] = {str: re.compile(r"<svg\b", re.I), bytes: re.compile(rb"<svg\b", re.I)}
 
 
-_SVG_CLOSE = {str: re.compile(r"</svg\s*>", re.I), bytes: re.compile(rb"</svg\s*>", re.I)}
+_SVG_CLOSE: Mapping[type, re.Pattern[Any]] = {str: re.compile(r"</svg\s*>", re.I), bytes: re.compile(rb"</svg\s*>", re.I)}
 
 
 def svg_spans(text: AnyStr) -> Iterator[tuple[int, int]]:

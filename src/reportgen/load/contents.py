@@ -156,6 +156,7 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
                 hashes.put(path, st, known)
         sha256[rel] = known
 
+    assert listing.stats is not None, "asked for with_stat"
     entries = list(zip(listing.files, listing.stats))
     drawn = [artifact_kind(rel) == "svg" for rel, _ in listing.files]
     for ((rel, path), st), svg in zip(entries, drawn):

@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from reportgen.errors import Collector
 from reportgen.model.config import (
+    DEFAULT_VIEWPORT,
     DESIGNS,
     METRICS,
     PAIRED_DESIGNS,
@@ -146,7 +147,9 @@ class _Reader:
         return self.check(key, lambda v: isinstance(v, dict), message, {})
 
 
-def load_site_config(source: Path, problems: Collector) -> SiteConfig | None:
+def load_site_config(source: Path, problems: Collector, version_label: str | None = None) -> SiteConfig | None:
+    """reportgen.toml; ``version_label`` (``build --version``) replaces its version, before
+    the version is checked against the one it supersedes."""
     rel = "reportgen.toml"
     read = read_toml(source / rel, rel, problems)
     if read is None:
@@ -156,13 +159,15 @@ def load_site_config(source: Path, problems: Collector) -> SiteConfig | None:
                        "required: a non-empty string naming the report", fallback="")
     version = site.check("version", _is_label, lambda v: f"{v!r} is not a usable version label "
                          "(letters, digits, '.', '_', '-')", default="v1")
+    version = version_label or version
     theme = site.check("theme", lambda v: isinstance(v, str) and v, "must be a theme name or folder", "default")
     experiments = site.str_list("experiments", "must be a list of experiment folder names", SAFE_ID.match)
     base_url = site.check("base_url", lambda v: isinstance(v, str), "must be a string", "")
     built_at = _built_at(site)
     previous = site.check("previous", lambda v: v is None or _is_label(v), lambda v: f"{v!r} is not a version label")
     if previous is not None and previous == version:
-        site.bad("previous", "a version cannot supersede itself")
+        given = f" (version {version!r} is given to the build)" if version_label else ""
+        site.bad("previous", f"a version cannot supersede itself{given}")
         previous = None
     return SiteConfig(title, version, theme, experiments, base_url, built_at, previous)
 
@@ -239,6 +244,7 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
         slices=slices, failure_score=failure_score, bootstrap_resamples=resamples, bootstrap_seed=seed,
         services=tuple(services), tasks=tasks, environment=_freeze(environment), raw=_freeze(top.table),
         text=top.text, block_count=block_count, unmatched_units=unmatched_units,
+        render_viewport=_render_viewport(tasks, top),
     )
 
 
@@ -351,6 +357,26 @@ def _tasks(top: _Reader) -> tuple[Any, ...]:
         top.bad("task", "must be a [task] table or [[task]] tables")
         return ()
     return tuple(_freeze(t) for t in tasks)
+
+
+_VIEWPORT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[x×]\s*(\d+(?:\.\d+)?)\s*$")
+
+
+def _render_viewport(tasks: tuple[Any, ...], top: _Reader) -> tuple[float, float]:
+    """The first task's ``render_viewport`` ("400x300", width by height): the size an SVG
+    that gives none is rendered at."""
+    for nth, task in enumerate(tasks, 1):
+        if "render_viewport" not in task:
+            continue
+        value = task["render_viewport"]
+        match = _VIEWPORT.match(value) if isinstance(value, str) else None
+        if match is not None and float(match.group(1)) > 0 and float(match.group(2)) > 0:
+            return float(match.group(1)), float(match.group(2))
+        line = _line_of(top.text, "render_viewport", "[[task]]", nth) or _line_of(top.text, "render_viewport", "[task]")
+        top.problems.add(top.rel, line, "task.render_viewport",
+                         f"{value!r} is not a size: write width x height in pixels, as \"400x300\"")
+        break
+    return DEFAULT_VIEWPORT
 
 
 def _load_services(data: dict[str, Any], rel: str, text: str, problems: Collector) -> list[Service]:

@@ -123,7 +123,7 @@ def list_folder(folder: Path | str, with_stat: bool = False, known: FolderNames 
     walk(root, (), os.stat(root) if known is not None else None)  # the folder itself may be reached by a link
     files.sort(key=lambda item: item[0])
     return Listing([("/".join(parts), path) for parts, path, _ in files], dirs, sorted(links),
-                   [st for _, _, st in files] if with_stat else None)
+                   [st for _, _, st in files if st is not None] if with_stat else None)
 
 
 # (name, "f" | "d" | "l", its lstat when taken, its path)

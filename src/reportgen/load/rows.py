@@ -12,7 +12,7 @@ from reportgen.load.calllog import OPTIONAL_COLUMNS, REQUIRED_COLUMNS
 from reportgen.load.files import artifact_problem
 from reportgen.model.calls import TRUE_WORDS, Call
 from reportgen.model.config import PHASES, SAFE_ID, RunContract, parse_timestamp
-from reportgen.model.outcomes import STATUSES, TECHNICAL_FAILURES
+from reportgen.model.outcomes import STATUSES, TECHNICAL_FAILURES, is_status
 from reportgen.model.source import RawLog, RawRow, RunFiles
 
 HASH_RE = re.compile(r"^sha256:([0-9a-f]{64})$")
@@ -70,7 +70,7 @@ def _parse_row(row: RawRow, file: str, contract: RunContract, service_ids: set[s
     phase = _phase(r)
     artifact = r.get("artifact_path")
     call_id = _call_id(r, service, run_id, started_text, rhash, block_id, attempt)
-    if not r.ok:
+    if not r.ok or not is_status(status):
         return None
     assert started is not None
     extra = {k: val for k, val in row.values.items() if k not in _READ_ABOVE and (k in OPTIONAL_COLUMNS or val)}

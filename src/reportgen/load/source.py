@@ -24,15 +24,17 @@ from reportgen.model.source import RawLog, RawRow, RunFiles, SourceSnapshot, Val
 
 
 def read_source(source: Path, hashes: FileHashes | None = None,
-                drawings: Callable[[str, RunFiles], None] | None = None) -> SourceSnapshot | None:
+                drawings: Callable[[str, RunFiles], None] | None = None,
+                version_label: str | None = None) -> SourceSnapshot | None:
     """Every input file, hashed (``hashes``: those known from an earlier build; see
     ``contents``); None when the site configuration itself has problems (``load_source``
     then reports them, with every other problem). ``drawings``: called with each
-    experiment folder's name and its SVG files, before the folder's other files are read."""
+    experiment folder's name and its SVG files, before the folder's other files are read.
+    ``version_label``: the version to build, in place of reportgen.toml's."""
     problems = Collector()
     if not source.is_dir():
         return None
-    config = load_site_config(source, problems)
+    config = load_site_config(source, problems, version_label)
     experiments_dir = source / "experiments"
     names = _experiment_names(experiments_dir, config, problems)
     if config is None or problems.problems or any(_log_too_large(experiments_dir / n) for n in names):
@@ -43,19 +45,20 @@ def read_source(source: Path, hashes: FileHashes | None = None,
 
 
 def load_source(source: Path, check_artifacts: bool = True,
-                listing: Callable[[], SourceSnapshot | None] | None = None) -> ValidatedSource:
+                listing: Callable[[], SourceSnapshot | None] | None = None,
+                version_label: str | None = None) -> ValidatedSource:
     """Read and validate everything; raise InputError listing every problem.
 
     ``check_artifacts=False`` is for recomputing a published version from its data/
     folder, which holds the contract, log and requests but publishes artifacts apart.
     ``listing`` gives the same folder as ``read_source`` reads it (by another process,
     say), so that its files are not read again: it is asked for only once the first
-    run's log is parsed."""
+    run's log is parsed. ``version_label``: the version to build, in place of reportgen.toml's."""
     problems = Collector()
     if not source.is_dir():
         problems.add(str(source), 0, "", "source folder not found")
         problems.raise_if_any()
-    config = load_site_config(source, problems)
+    config = load_site_config(source, problems, version_label)
     runs: list[ValidatedRun] = []
     experiments_dir = source / "experiments"
     names = _experiment_names(experiments_dir, config, problems)

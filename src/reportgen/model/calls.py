@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Mapping
 
-from reportgen.model.outcomes import Outcome, classify, counts_as_pass
+from reportgen.model.outcomes import Outcome, Status, classify, counts_as_pass
 
 TRUE_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
@@ -27,7 +27,7 @@ class Call:
     started_at: datetime
     started_at_text: str
     request_hash: str
-    status: str
+    status: Status
     finish_reason: str
     latency_ms: float | None
     qualified: bool | None

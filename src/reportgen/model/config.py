@@ -38,6 +38,8 @@ PHASES: tuple[Phase, ...] = get_args(Phase)
 
 
 Metric = Literal["first_pass_rate", "score"]
+
+DEFAULT_VIEWPORT = (400.0, 300.0)  # width, height: the size an SVG that gives none is rendered at
 METRICS: tuple[Metric, ...] = get_args(Metric)
 
 
@@ -107,6 +109,8 @@ class RunContract:
     # never happened: a non-pass, or failure_score) or "leave_out" (the other service
     # never ran that unit, as when two harness logs hold different samples).
     unmatched_units: str = "count"
+    # The size an SVG that gives none is rendered at: [task] render_viewport ("400x300").
+    render_viewport: tuple[float, float] = DEFAULT_VIEWPORT
 
     def line_of(self, key: str, table: str = "[run]", nth: int = 1, whole_key: bool = False) -> int:
         return _line_of(self.text, key, table, nth, whole_key)

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal, TypeGuard, get_args
 
 Status = Literal["ok", "timeout", "api_error", "stream_cut", "length_limit", "harness_error"]
 STATUSES: tuple[Status, ...] = get_args(Status)
 TECHNICAL_FAILURES: tuple[Status, ...] = STATUSES[1:]
+_STATUS_SET = frozenset(STATUSES)
+
+
+def is_status(text: str) -> TypeGuard[Status]:
+    return text in _STATUS_SET
 
 Outcome = Literal["technical_failure", "failed", "passed", "disputed"]
 
-STATUS_LABELS = {
+STATUS_LABELS: dict[Status, str] = {
     "ok": "complete",
     "timeout": "timed out",
     "api_error": "API error",
@@ -18,7 +23,7 @@ STATUS_LABELS = {
     "length_limit": "hit the length limit",
     "harness_error": "harness error (local network or test script)",
 }
-OUTCOME_LABELS = {
+OUTCOME_LABELS: dict[Outcome, str] = {
     "technical_failure": "technical failure",
     "failed": "complete, failed the task",
     "passed": "complete, passed",

@@ -5,12 +5,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, TypedDict
 
 from reportgen.model.artifacts import CallArtifacts
 from reportgen.model.calls import Call
 from reportgen.model.config import RunContract, SiteConfig
 from reportgen.model.findings import Finding
+
+
+class RedactionSummary(TypedDict):
+    """``data/<run>/redactions.json``: what ``build --redact`` replaced."""
+
+    schema: str  # "reportgen.redactions/1"
+    requests: dict[str, str]  # logged request hash -> hash of the redacted canonical JSON
+    files: list[dict[str, object]]  # file, replaced [{line, kind}], original_sha256, published_sha256
 
 
 @dataclass(frozen=True)
@@ -49,7 +57,7 @@ class ValidatedRun:
     calls: tuple[Call, ...]
     requests: Mapping[str, bytes]  # request hex -> the file's bytes as published
     log_bytes: bytes = b""  # the call log as published (redacted when --redact replaced a credential)
-    redactions: tuple[Mapping[str, object], ...] = ()  # what --redact replaced, file by file
+    redactions: tuple[RedactionSummary, ...] = ()  # what --redact replaced, file by file
     files: RunFiles | None = None  # the run folder as read
 
 

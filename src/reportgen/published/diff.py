@@ -295,7 +295,7 @@ def _artifacts_of(version: PublishedVersion, rid: str, calls: set[str],
                   packs: dict[str, str | None]) -> dict[str, list[dict[str, Any]]]:
     """The artifacts of ``calls`` (none for a call whose sheet has no pack)."""
     out: dict[str, list[dict[str, Any]]] = {call_id: [] for call_id in calls}
-    for name in sorted({packs[c] for c in calls if packs[c]}):
+    for name in sorted({p for c in calls if (p := packs[c])}):
         index = version.pack(name)[0]["calls"]
         out.update((call_id, entries) for call_id, entries in index.items() if call_id in calls)
     return out

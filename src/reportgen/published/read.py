@@ -16,11 +16,12 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from reportgen.errors import ReportgenError
 from reportgen.load.artifacts import drawing_digest
 from reportgen.load.source import load_source
+from reportgen.write.store import store_folder
 from reportgen.model.source import ValidatedSource
 from reportgen.render.packs import PackError, read_pack
 
@@ -50,7 +51,7 @@ class PublishedVersion:
     results: dict[str, Any]
     runs: dict[str, PublishedRun]
     # Packs read so far, by name: verify and diff read each one once.
-    _packs: dict[str, tuple[dict, dict[str, bytes]]] = field(default_factory=dict, repr=False, compare=False)
+    _packs: dict[str, tuple[dict, Mapping[str, bytes]]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -70,7 +71,7 @@ class PublishedVersion:
             raise PublishedError(f"{self.store / name}: missing; a version needs the store files its "
                                  "manifest lists (download them beside the version, in store/)") from None
 
-    def pack(self, name: str) -> tuple[dict, dict[str, bytes]]:
+    def pack(self, name: str) -> tuple[dict, Mapping[str, bytes]]:
         """A pack's index and files; PublishedError when it cannot be read."""
         if name not in self._packs:
             try:
@@ -119,7 +120,7 @@ def read_version(folder: Path, store: Path | None = None) -> PublishedVersion:
             raise PublishedError(f"{path}: not a {ARTIFACTS_SCHEMA} file")
         runs[path.parent.name] = PublishedRun(dict(body.get("requests", {})), list(body.get("sheets", [])),
                                               dict(body.get("renders", {})))
-    return PublishedVersion(folder, files, stored, store or folder.parent / "store", results, runs)
+    return PublishedVersion(folder, files, stored, store or store_folder(folder.parent), results, runs)
 
 
 def load_embedded_source(version: PublishedVersion) -> ValidatedSource:

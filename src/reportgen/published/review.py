@@ -19,6 +19,7 @@ from typing import Any
 
 import jinja2
 
+from reportgen.atomic import write_atomic
 from reportgen.published.diff import Change, VersionDiff, calls_by_where
 from reportgen.render import present
 
@@ -192,7 +193,5 @@ def write_diff_page(folder: Path, d: VersionDiff, env: jinja2.Environment, old_f
     folder.mkdir(parents=True, exist_ok=True)
     page = env.get_template("diff.html").render(r=review(d), d=d, links=links_from(folder, old_folder, new_folder))
     target = folder / "index.html"
-    temporary = folder / ".index.html.tmp"
-    temporary.write_text(page, encoding="utf-8")
-    os.replace(temporary, target)
+    write_atomic(target, page.encode("utf-8"))
     return target

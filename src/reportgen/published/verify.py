@@ -9,7 +9,7 @@ from typing import Any
 
 from reportgen.analysis.run import analyze_run
 from reportgen.audit.protocol import audit_run
-from reportgen.claims.build import build_claims
+from reportgen.claims.make import build_claims
 from reportgen.errors import InputError
 from reportgen.published.compare import compare_claim
 from reportgen.published.read import (
@@ -94,11 +94,11 @@ def check_sheets(version: PublishedVersion) -> list[str]:
                     out.append(f"data/{rid}/artifacts.json: call {call_id} is on two sheets")
                 seen.add(call_id)
             if sheet.get("pack"):
-                out += _pack_problems(version, rid, sheet)
+                out += _pack_problems(version, sheet)
     return out
 
 
-def _pack_problems(version: PublishedVersion, rid: str, sheet: dict) -> list[str]:
+def _pack_problems(version: PublishedVersion, sheet: dict) -> list[str]:
     name = sheet["pack"]
     try:
         index, files = version.pack(name)

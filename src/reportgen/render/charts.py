@@ -13,6 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 from xml.sax.saxutils import escape
 
 import altair as alt
@@ -38,6 +39,35 @@ class Chart:
     svg: bytes
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]  # the table beside the chart, already formatted
+
+
+class _IntervalRow(TypedDict):
+    """One interval of an interval chart: its label, estimate and ends; its colour group."""
+
+    row: str
+    estimate: float
+    low: float
+    high: float
+    n: NotRequired[str]  # passes/denominator, for a rate
+    measure: NotRequired[str]
+    service: NotRequired[str]
+    kind: NotRequired[str]
+
+
+class _Line(TypedDict):
+    """A dashed reference line: where, its label, and its label's height (staggered)."""
+
+    at: float
+    line: str
+    y: NotRequired[int]
+
+
+class _OutcomeRow(TypedDict):
+    service: str
+    outcome: str
+    calls: int
+    order: int
+    share: float
 
 
 @dataclass(frozen=True)
@@ -100,11 +130,6 @@ def _drawn(svg: Future, spec: dict) -> str:
         return vl_convert.vegalite_to_svg(spec)
 
 
-def build_charts(analysis: ExperimentAnalysis) -> tuple[Chart, ...]:
-    """The run's charts, drawn here."""
-    return start_charts(analysis, ChartDrawer())()
-
-
 def _with_data(svg: str, columns: tuple[str, ...], rows: tuple[tuple[str, ...], ...]) -> bytes:
     """The SVG with the table it was drawn from, as JSON in its <metadata>."""
     data = json.dumps({"columns": list(columns), "rows": [list(r) for r in rows]}, ensure_ascii=False)
@@ -137,7 +162,7 @@ def plan_charts(analysis: ExperimentAnalysis) -> tuple[ChartPlan, ...]:
 
 
 def _interval_chart(df: pd.DataFrame, y: str, colour: str, x_title: str, height: int,
-                    domain: tuple[float, float] = (0.0, 1.0)) -> alt.LayerChart:
+                    domain: tuple[float, float] = (0.0, 1.0)) -> alt.LayerChart | alt.FacetChart:
     return alt.layer(*_interval_layers(df, y, colour, x_title, domain)).properties(width=WIDTH, height=height)
 
 
@@ -157,7 +182,7 @@ def _interval_layers(df: pd.DataFrame, y: str, colour: str, x_title: str,
 
 
 def _rates(analysis: ExperimentAnalysis) -> ChartPlan | None:
-    rows = []
+    rows: list[_IntervalRow] = []
     for s in analysis.overall.services:
         for label, est in (("all planned first submissions", s.first_pass),
                            ("among complete returns", s.complete_pass)):
@@ -181,11 +206,11 @@ def _rates(analysis: ExperimentAnalysis) -> ChartPlan | None:
 
 def _difference(analysis: ExperimentAnalysis) -> ChartPlan:
     contract = analysis.run.contract
-    rows = [{"row": f"{c.candidate} − {c.baseline}", "estimate": c.difference.estimate,
+    rows: list[_IntervalRow] = [{"row": f"{c.candidate} − {c.baseline}", "estimate": c.difference.estimate,
              "low": c.difference.low, "high": c.difference.high, "kind": "difference"}
             for c in analysis.overall.comparisons]
     df = pd.DataFrame(rows)
-    lines = [{"at": 0.0, "line": "zero"}]
+    lines: list[_Line] = [{"at": 0.0, "line": "zero"}]
     if contract.min_useful_effect is not None:
         lines.append({"at": contract.min_useful_effect, "line": "minimum useful effect"})
     if contract.noninferiority_margin is not None:
@@ -244,7 +269,7 @@ def _paired(analysis: ExperimentAnalysis) -> ChartPlan:
     what = ("score" if p.metric == "score" else
             "task pass rate (mean over repetitions)" if p.unit == "task" else "pass (1) / non-pass (0)")
     diffs = [(r.unit, r.difference) for r in p.rows if r.difference is not None]
-    lines = [{"at": 0.0, "line": "zero"}, {"at": d.estimate, "line": "mean"}]
+    lines: list[_Line] = [{"at": 0.0, "line": "zero"}, {"at": d.estimate, "line": "mean"}]
     if d.low < d.high:
         lines += [{"at": d.low, "line": f"{level} t interval"}, {"at": d.high, "line": ""}]
     if contract.min_useful_effect is not None:
@@ -285,7 +310,7 @@ def _paired(analysis: ExperimentAnalysis) -> ChartPlan:
 
 
 def _blocks(analysis: ExperimentAnalysis) -> ChartPlan:
-    rows = []
+    rows: list[_IntervalRow] = []
     for block in analysis.blocks:
         for s in block.services:
             if s.first_pass.is_defined:
@@ -345,7 +370,7 @@ def _latency(analysis: ExperimentAnalysis) -> ChartPlan | None:
 
 
 def _outcomes(analysis: ExperimentAnalysis) -> ChartPlan | None:
-    rows = []
+    rows: list[_OutcomeRow] = []
     score = analysis.run.contract.primary_metric == "score"
     for s in analysis.overall.services:
         passes = s.first_pass.numerator

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence, cast
 
 import jinja2
 
@@ -39,13 +39,18 @@ FROM_ROOT = "../store/"  # the store, from a version's root folder
 class VersionOutput(Protocol):
     """Where a version's files go (write.version.VersionWriter)."""
 
-    notes: Mapping[str, object]
+    @property
+    def notes(self) -> Mapping[str, object]: ...
 
     def add(self, rel: str, data: bytes) -> None: ...
     def share(self, name: str, data: bytes) -> str: ...
     def reuse(self, name: str, size: int) -> bool: ...
     def note(self, key: str, value: object) -> None: ...
     def run_tasks(self, tasks: Sequence[Callable[[], None]]) -> None: ...
+
+
+# A sheet's note: its key, [page, size, pack, size, [[name, size], ...]], and whether this build wrote it.
+SheetNote = tuple[str, list[Any], bool]
 
 
 def store_name(data: bytes, ext: str) -> str:
@@ -90,7 +95,8 @@ def write_shared(report: Report, env: jinja2.Environment, out: VersionOutput, st
     out.run_tasks(jobs)
     result = {}
     for rid, places in planned.items():
-        notes = [out.notes[f"sheet:{rid}:{i}"] for i in range(len(places))]
+        # As ``_sheet_job`` noted them: [key, made, written], through JSON when a writer process made them.
+        notes = [cast(SheetNote, out.notes[f"sheet:{rid}:{i}"]) for i in range(len(places))]
         known.now.update((key, list(made)) for key, made, _ in notes)
         known.written += sum(1 for _, _, written in notes if written)
         names = tuple(made[0] for _, made, _ in notes)

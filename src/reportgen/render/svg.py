@@ -23,6 +23,7 @@ from concurrent.futures import TimeoutError as FuturesTimeout
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from reportgen.atomic import write_atomic
 from reportgen.errors import ReportgenError
 from reportgen.model.artifacts import Render, RenderSettings, sha256
 from reportgen.model.config import RunContract
@@ -44,14 +45,8 @@ def render_settings(run: ValidatedRun) -> RenderSettings:
 def contract_render_settings(contract: RunContract) -> RenderSettings:
     import cairosvg
 
-    viewport = (400.0, 300.0)
-    for task in contract.tasks:
-        match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*[x×]\s*(\d+(?:\.\d+)?)\s*$", str(task.get("render_viewport", "")))
-        if match:
-            viewport = (float(match.group(1)), float(match.group(2)))
-            break
     return RenderSettings(f"CairoSVG {cairosvg.__version__}", RENDER_WIDTH, MAX_RENDER_HEIGHT,
-                          RENDER_SECONDS, viewport)
+                          RENDER_SECONDS, contract.render_viewport)
 
 
 RENDER_CODE_VERSION = "4"  # bump when render_one changes what it produces
@@ -102,25 +97,8 @@ class RenderCache:
         if render.safe_svg is not None:
             base.with_suffix(".svg").write_bytes(render.safe_svg)
         record = {"png": render.png_sha256, "safe_svg": render.safe_svg_sha256, "notes": list(render.notes)}
-        tmp = base.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(record), encoding="utf-8")
-        os.replace(tmp, base.with_suffix(".json"))  # the record last: a half-written entry is never read
-
-
-def render_cached(svgs: Mapping[str, bytes], settings: RenderSettings, cache: RenderCache,
-                  processes: int | None = None, tick: Callable[[], None] = lambda: None,
-                  stop: threading.Event | None = None) -> dict[str, Render]:
-    """Renders from the cache where present; the rest rendered now and stored."""
-    results: dict[str, Render] = {}
-    missing: dict[str, bytes] = {}
-    for sha, data in svgs.items():
-        hit = cache.get(sha, settings)
-        if hit is not None:
-            results[sha] = hit
-        else:
-            missing[sha] = data
-    results.update(render_and_keep(missing, settings, cache, processes, tick, stop))
-    return results
+        # The record last, whole: a half-written entry is never read.
+        write_atomic(base.with_suffix(".json"), json.dumps(record).encode("utf-8"))
 
 
 def render_and_keep(svgs: Mapping[str, bytes], settings: RenderSettings, cache: RenderCache,

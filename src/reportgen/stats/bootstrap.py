@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -249,7 +249,11 @@ def paired_bootstrap(b: ArrayLike, a: ArrayLike, statistic: Statistic = "mean",
 
 # ---------------------------------------------------------------- cluster bootstrap
 
-def _labels(labels: ArrayLike, n: int, name: str) -> np.ndarray:
+# One label per row (task or cluster names, or integer codes).
+Labels = Sequence[object] | np.ndarray
+
+
+def _labels(labels: Labels, n: int, name: str) -> np.ndarray:
     """Integer codes 0..K-1 for the distinct ``labels`` (one per row)."""
     array = np.asarray(labels)
     if array.ndim != 1 or array.size != n:
@@ -258,7 +262,7 @@ def _labels(labels: ArrayLike, n: int, name: str) -> np.ndarray:
     return np.unique(array, return_inverse=True)[1].ravel()
 
 
-def cluster_bootstrap(values: ArrayLike, clusters: ArrayLike, resamples: int = 10_000,
+def cluster_bootstrap(values: ArrayLike, clusters: Labels, resamples: int = 10_000,
                       seed: int = 0, confidence_level: float = 0.95) -> BootstrapEstimate:
     """Percentile interval of the mean of all ``values``, resampling whole clusters.
 
@@ -353,7 +357,7 @@ def _unbalanced_distribution(tasks: _Tasks, rng: np.random.Generator,
     return out
 
 
-def hierarchical_bootstrap(b: ArrayLike, a: ArrayLike, tasks: ArrayLike,
+def hierarchical_bootstrap(b: ArrayLike, a: ArrayLike, tasks: Labels,
                            resamples: int = 10_000, seed: int = 0,
                            confidence_level: float = 0.95) -> BootstrapEstimate:
     """Percentile interval of the mean over tasks of the task-mean difference ``b - a``.
@@ -367,7 +371,7 @@ def hierarchical_bootstrap(b: ArrayLike, a: ArrayLike, tasks: ArrayLike,
     setup = _check_setup(resamples, seed, confidence_level)
     b_arr, a_arr = as_pairs(b, a)
     codes = _labels(tasks, b_arr.size, "tasks")
-    common = dict(method="hierarchical-percentile-bootstrap",
+    common: dict[str, Any] = dict(method="hierarchical-percentile-bootstrap",
                   assumptions=HIERARCHICAL_ASSUMPTIONS, statistic="mean of task means",
                   resampling="tasks-then-repetitions")
     if b_arr.size == 0:

@@ -86,6 +86,7 @@ def decide(
     better_low, better_high = (low, high) if higher_is_better else (-high, -low)
     mue = None if min_useful_effect is None else abs(float(min_useful_effect))
     undecidable = _undecidable(low, high)
+    code: VerdictCode
     if critical_failure:
         code, reason = "blocked_by_critical", "a critical failure of the candidate blocks adoption whatever the interval."
     elif undecidable:

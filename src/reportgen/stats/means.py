@@ -13,10 +13,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike
 from scipy.stats import t as student_t
 
-from .paired import as_vector
+from .paired import ArrayLike, as_vector
 from .results import Estimate, TestResult, check_confidence_level
 from .warnings import ALL_TIES_WELCH, FEW_SCORES
 

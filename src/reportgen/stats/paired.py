@@ -127,27 +127,29 @@ def paired_t(b: ArrayLike, a: ArrayLike, confidence_level: float = 0.95) -> Pair
     if n == 0:
         return _undefined_paired(level)
     mean = float(np.mean(d))
-    summary = dict(n=n, mean=mean, median=float(np.median(d)),
-                   minimum=float(d.min()), maximum=float(d.max()))
-    common = dict(estimate=mean, confidence_level=level, method="paired-t",
-                  assumptions=PAIRED_T_ASSUMPTIONS)
+
+    def estimate(low: float, high: float, sd: float | None, se: float | None,
+                 warnings: tuple[str, ...] = (), p_value: float | None = None) -> PairedEstimate:
+        return PairedEstimate(
+            estimate=mean, low=low, high=high, confidence_level=level, method="paired-t",
+            assumptions=PAIRED_T_ASSUMPTIONS, warnings=warnings, p_value=p_value,
+            n=n, mean=mean, median=float(np.median(d)), minimum=float(d.min()), maximum=float(d.max()),
+            sd=sd, standard_error=se)
+
     if n == 1:
-        return PairedEstimate(**common, low=mean, high=mean, warnings=(ONE_PAIR_T,),
-                              sd=None, standard_error=None, **summary)
+        return estimate(mean, mean, None, None, warnings=(ONE_PAIR_T,))
     scale = max(1.0, float(np.max(np.abs(b_arr))), float(np.max(np.abs(a_arr))))
     if float(np.ptp(d)) <= 64 * np.finfo(float).eps * scale:
         # Equal up to rounding (0.7 - 0.2 and 3.5 - 3 differ in the last bit): tested on
         # the values, not on sd == 0, which would leave an absurdly narrow "real" interval.
-        return PairedEstimate(**common, low=mean, high=mean, warnings=(ALL_TIES,),
-                              sd=0.0, standard_error=0.0, **summary)
+        return estimate(mean, mean, 0.0, 0.0, warnings=(ALL_TIES,))
     sd = float(np.std(d, ddof=1))
     se = sd / math.sqrt(n)
     df = n - 1
     half = float(student_t.ppf(0.5 + level / 2.0, df)) * se
     t_stat = mean / se
     p = float(min(1.0, 2.0 * student_t.sf(abs(t_stat), df)))
-    return PairedEstimate(**common, low=mean - half, high=mean + half, p_value=p,
-                          sd=sd, standard_error=se, **summary)
+    return estimate(mean - half, mean + half, sd, se, p_value=p)
 
 
 def _check_count(value: int, name: str) -> int:

@@ -14,17 +14,19 @@ import multiprocessing
 import os
 import secrets
 import shutil
-import signal
-import sys
 import tempfile
-import traceback
+from functools import partial
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import jinja2
 
+from reportgen.atomic import write_atomic
 from reportgen.errors import ReportgenError
+from reportgen.fork import Forked, may_fork
+from reportgen.model.config import parse_timestamp
 
 from reportgen.write import store
 
@@ -95,9 +97,10 @@ class VersionWriter:
     Store files (``share``) appear one by one, each whole: a store file no version lists
     yet is never seen by a reader, who follows links from a version."""
 
-    def __init__(self, out: Path, version: str) -> None:
+    def __init__(self, out: Path, version: str, processes: int | None = None) -> None:
         self.out = out
         self.version = version
+        self.processes = processes or os.cpu_count() or 1  # that write pages, the build's own included
         self.hashes: dict[str, str] = {}
         # Each file's size and modification and change times as written: what a later
         # build checks to tell that the version is untouched (no second pass of stat calls).
@@ -164,62 +167,38 @@ class VersionWriter:
         every core: pages are CPU-bound and independent. Each process takes the next
         job not yet taken, so all finish together however uneven the jobs (the first
         ones are the large pages); each writes its files into the temporary folder, and
-        a helper sends back only their hashes."""
-        n = min(os.cpu_count() or 1, len(tasks))
-        if n < 2 or not hasattr(os, "fork"):
+        a helper (a forked copy: ``reportgen.fork``) sends back only their hashes."""
+        n = min(self.processes, len(tasks))
+        if n < 2 or not may_fork():
             for task in tasks:
                 task()
             return
         queue = _TaskQueue(tasks)
-        helpers: list[tuple[int, int]] = []
+        helpers: list[Forked[_Written]] = []
         try:
-            for _ in range(1, n):
-                helpers.append(self._fork_helper(queue))
+            parent = os.getpid()
+            helpers = [Forked(partial(self._helper, queue, parent), report=True) for _ in range(1, n)]
             queue.run()
-            for pid, fd in helpers:
-                with os.fdopen(fd, "rb") as pipe:
-                    body = pipe.read()
-                _, status = os.waitpid(pid, 0)
-                if status != 0 or not body:
+            for helper in helpers:
+                share = helper.result()
+                if share is None:
                     raise PublishError("a page-writing process failed; nothing was published")
-                share = json.loads(body)
-                self.hashes.update(share["hashes"])
-                self.stats.update((rel, tuple(st)) for rel, st in share["stats"].items())
-                self.stored.update(share["stored"])
-                self.notes.update(share["notes"])
+                self.hashes.update(share.hashes)
+                self.stats.update(share.stats)
+                self.stored.update(share.stored)
+                self.notes.update(share.notes)
             helpers = []
         finally:
             queue.stop()  # after a failure here, the helpers take no more jobs
-            for pid, fd in helpers:  # and are stopped
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    os.waitpid(pid, 0)
-                    os.close(fd)
-                except OSError:
-                    pass
+            for helper in helpers:  # and are stopped
+                helper.stop()
 
-    def _fork_helper(self, queue: _TaskQueue) -> tuple[int, int]:
-        read, write = os.pipe()
-        parent = os.getpid()
-        pid = os.fork()
-        if pid:
-            os.close(write)
-            return pid, read
-        os.close(read)  # the helper: from here on, never return into the caller
-        code = 1
-        try:
-            self.parent, self.hashes, self.stats = parent, {}, {}
-            self.stored, self.notes = {}, {}
-            queue.run()
-            with os.fdopen(write, "wb") as pipe:
-                pipe.write(json.dumps({"hashes": self.hashes, "stats": self.stats, "stored": self.stored,
-                                       "notes": self.notes}).encode("utf-8"))
-            code = 0
-        except BaseException:
-            traceback.print_exc()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+    def _helper(self, queue: _TaskQueue, parent: int) -> _Written:
+        """In a forked helper: take jobs until none is left; what they wrote."""
+        self.parent, self.hashes, self.stats = parent, {}, {}
+        self.stored, self.notes = {}, {}
+        queue.run()
+        return _Written(self.hashes, self.stats, self.stored, self.notes)
 
     def commit(self) -> Path:
         assert self.tmp is not None, "commit() outside the with block"
@@ -246,6 +225,16 @@ class VersionWriter:
         if self.tmp is not None:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.tmp = None
+
+
+@dataclass(frozen=True)
+class _Written:
+    """What a page-writing helper sends back: each file's hash and stat, the store files, the notes."""
+
+    hashes: dict[str, str]
+    stats: dict[str, tuple[int, int, int]]
+    stored: dict[str, str]
+    notes: dict[str, object]
 
 
 class _TaskQueue:
@@ -298,10 +287,6 @@ def _write_file(root: Path, rel: str, data: bytes) -> tuple[int, int, int]:
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
 
 
-def _atomic_text(path: Path, data: bytes) -> None:
-    store.replace_file(path, data)
-
-
 def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, base_url: str) -> None:
     """versions.json (merged with earlier versions), index.html, 404.html, .nojekyll."""
     versions_path = out / "versions.json"
@@ -313,21 +298,32 @@ def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, ba
             entries = []
     entries = [e for e in entries if e.get("version") != entry.version and (out / str(e.get("version"))).is_dir()]
     entries.append(entry.to_json())
-    entries.sort(key=lambda e: (str(e.get("built_at", "")), str(e.get("version", ""))), reverse=True)
+    entries.sort(key=_newest_first, reverse=True)
     for index, e in enumerate(entries):
         e["aliases"] = ["latest"] if index == 0 else []
-    _atomic_text(versions_path, (json.dumps(entries, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    write_atomic(versions_path, (json.dumps(entries, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     latest = str(entries[0]["version"])
     title = str(entries[0].get("title", ""))
     html = env.get_template("versions.html").render(title=title, latest=latest, versions=entries)
-    _atomic_text(out / "index.html", html.encode("utf-8"))
+    write_atomic(out / "index.html", html.encode("utf-8"))
     base = base_url if not base_url or base_url.endswith("/") else base_url + "/"
-    _atomic_text(out / "404.html", env.get_template("404.html").render(base_url=base).encode("utf-8"))
+    write_atomic(out / "404.html", env.get_template("404.html").render(base_url=base).encode("utf-8"))
     (out / ".nojekyll").touch()
     # Versions are immutable, so "a newer version exists" is said from outside them.
     rules = "".join(f".version-{_css_escape(str(e['version']))} .newer-version {{ display: block; }}\n"
                     for e in entries[1:])
-    _atomic_text(out / "versions.css", f"/* versions older than {latest} */\n{rules}".encode("utf-8"))
+    write_atomic(out / "versions.css", f"/* versions older than {latest} */\n{rules}".encode("utf-8"))
+
+
+def _newest_first(entry: Mapping[str, object]) -> tuple[datetime, str]:
+    """A version's place in versions.json: by the instant it was built (timestamps with
+    different UTC offsets compare as times, not as text), then by label; a version whose
+    time cannot be read counts as the oldest."""
+    instant = parse_timestamp(str(entry.get("built_at", "")))
+    return (instant.astimezone(timezone.utc) if instant is not None else _NO_TIME, str(entry.get("version", "")))
+
+
+_NO_TIME = datetime.min.replace(tzinfo=timezone.utc)
 
 
 def _css_escape(label: str) -> str:

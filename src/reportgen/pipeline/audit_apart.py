@@ -12,14 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reportgen.audit.stage import audit_with_artifacts
-from reportgen.build.forked import CAN_FORK, Forked
+from reportgen.fork import Forked
 from reportgen.load.artifacts import collect_artifacts
 from reportgen.model.findings import Finding
 from reportgen.model.source import ValidatedRun, ValidatedSource
-
-# Calls from which a run is audited apart (forking a build costs some milliseconds,
-# auditing a small run less).
-AUDIT_APART = 20_000
+from reportgen.pipeline.runner import Runner
 
 
 @dataclass(frozen=True)
@@ -34,18 +31,18 @@ class AuditsApart:
     """The runs being audited in forked copies of the build, by run id. Leaving the
     ``with`` block stops any copy still at work."""
 
-    def __init__(self, validated: ValidatedSource, clean: set[str] | None, redact: bool) -> None:
+    def __init__(self, validated: ValidatedSource, clean: set[str] | None, redact: bool, runner: Runner) -> None:
         self.running: dict[str, Forked[Found]] = {}
-        if redact or not CAN_FORK:
+        if redact:
             return  # --redact audits the redacted copies, which only the build's own process makes
         for run in validated.runs:
-            if len(run.calls) >= AUDIT_APART:
+            if runner.audits_apart(len(run.calls)):
                 self.running[run.contract.id] = _fork_audit(run, clean)
 
     def __enter__(self) -> "AuditsApart":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         for copy in self.running.values():
             copy.stop()
         self.running.clear()

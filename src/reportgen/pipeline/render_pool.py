@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Collection
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 
-from reportgen.build.progress import Progress
+from reportgen.pipeline.runner import Runner
+from reportgen.progress import Progress
 from reportgen.errors import Collector
 from reportgen.load.artifacts import svg_files
 from reportgen.load.contract import load_contract
@@ -22,10 +23,11 @@ class BackgroundRenders:
     that feeds the render workers; ``result`` waits for a run's renders. Leaving the
     ``with`` block early (a failed build) stops the workers."""
 
-    def __init__(self, cache: RenderCache, progress: Progress) -> None:
+    def __init__(self, cache: RenderCache, progress: Progress, runner: Runner) -> None:
         self.cache = cache
         self.progress = progress
-        self.pool = ThreadPoolExecutor(1)
+        self.pool = runner.render_thread()
+        self.processes = runner.processes
         self.stop = threading.Event()
         # Per run: its renderer settings and the render jobs started for it, each with
         # the sha256 of the SVGs it renders.
@@ -35,7 +37,7 @@ class BackgroundRenders:
     def __enter__(self) -> "BackgroundRenders":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if exc[0] is not None:
             self.stop.set()
         self.pool.shutdown(wait=True, cancel_futures=True)
@@ -82,7 +84,8 @@ class BackgroundRenders:
         jobs.append((set(hits), found))
         if missing:
             self.progress.stage(f"rendering {len(missing)} distinct SVGs of {run_id} in the background")
-            jobs.append((missing, self.pool.submit(render_and_keep, missing, settings, self.cache, stop=self.stop)))
+            jobs.append((missing, self.pool.submit(render_and_keep, missing, settings, self.cache, self.processes,
+                                                   stop=self.stop)))
 
     def result(self, run: ValidatedRun) -> tuple[RenderSettings, dict[str, Render]]:
         settings, jobs = self.jobs[run.contract.id]

@@ -16,15 +16,12 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from reportgen.build.forked import CAN_FORK, Forked, start_apart
-from reportgen.build.incremental import file_hashes_size, load_file_hashes, save_file_hashes
+from reportgen.fork import Forked
+from reportgen.pipeline.incremental import file_hashes_size, load_file_hashes, save_file_hashes
 from reportgen.load.contents import FileContents, FileHashes
 from reportgen.load.source import read_source
 from reportgen.model.source import RunFiles, SourceSnapshot
-
-# The size of a record of the source's files from which the folder is listed apart: some
-# 12,000 files (a record holds about 320 bytes a file). Below, forking costs more than it saves.
-LIST_APART_BYTES = 4_000_000
+from reportgen.pipeline.runner import Runner, start_apart
 
 Drawings = Callable[[str, RunFiles], None]
 
@@ -35,13 +32,15 @@ class SourceReading:
     apart reads them where no renderer waits, so they are drawn with the rest."""
 
     def __init__(self, source: Path, cache: Path | None, copies: contextlib.ExitStack,
-                 drawings: Drawings | None) -> None:
+                 drawings: Drawings | None, runner: Runner, version_label: str | None = None) -> None:
         self.source, self.cache, self.copies, self.drawings = source, cache, copies, drawings
+        self.version_label = version_label
+        self.runner = runner
         self.hashes: FileHashes | None = None
-        self.copy: Forked[SourceSnapshot] | None = None
+        self.copy: Forked[SourceSnapshot | None] | None = None
         self.done: SourceSnapshot | None = None
         self.read = False
-        if CAN_FORK and file_hashes_size(cache, source) >= LIST_APART_BYTES:
+        if runner.lists_apart(file_hashes_size(cache, source)):
             self.copy = Forked(self._listed, then=self._save)
             copies.callback(self.copy.close)  # a failed build waits for it: it saves the record whole
         else:
@@ -59,16 +58,16 @@ class SourceReading:
             if self.done is None:
                 self.copy = None  # not listed apart, or the copy failed: read here
                 self.hashes = load_file_hashes(self.cache, self.source)
-                self.done = read_source(self.source, self.hashes, self.drawings)
+                self.done = read_source(self.source, self.hashes, self.drawings, self.version_label)
             self.read = True
         return self.done
 
-    def saving(self) -> Callable[[], None]:
+    def saving(self) -> Callable[[], object]:
         """The record of the files read, being saved; the function that finishes it."""
         copy, hashes = self.copy, self.hashes
         if copy is not None:  # the copy saves it once the listing is sent
             return lambda: copy.close()
-        return start_apart(self.copies, lambda: save_file_hashes(self.cache, self.source, hashes),
+        return start_apart(self.runner, self.copies, lambda: save_file_hashes(self.cache, self.source, hashes),
                            len(hashes.now) if hashes else 0)
 
     def _listed(self) -> SourceSnapshot | None:
@@ -76,7 +75,7 @@ class SourceReading:
         of the files it had to read (the logs, which the build reads itself, are most of
         them: sending them back cost more than reading them again)."""
         self.hashes = load_file_hashes(self.cache, self.source)
-        snapshot = read_source(self.source, self.hashes)
+        snapshot = read_source(self.source, self.hashes, version_label=self.version_label)
         if snapshot is None:
             return None
         runs = {name: dataclasses.replace(files, data=files.data.unread()) if isinstance(files.data, FileContents)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reportgen.build.progress import Progress
+from reportgen.progress import Progress
 from reportgen.model.config import SiteConfig
 from reportgen.model.source import ValidatedSource
 from reportgen.published.diff import diff_versions

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from reportgen.build.incremental import Remembered
+from reportgen.pipeline.incremental import Remembered
 
 
 @dataclass(frozen=True)
@@ -26,8 +26,8 @@ class BuildSummary:
     up_to_date: bool = False  # built before from the same inputs: nothing was written
 
 
-def summary_of(remembered: Remembered, label: str, folder: Path, reused: int, seconds: float, n_sheets: int,
-             n_sheets_written: int) -> BuildSummary:
+def summary_of(remembered: Remembered, label: str, folder: Path, reused: int, seconds: float,
+               n_sheets_written: int) -> BuildSummary:
     fields = {k: v for k, v in remembered.__dict__.items() if k != "built_at"}
     return BuildSummary(version=label, folder=folder, n_renders_reused=reused, seconds=seconds,
                         n_sheets_written=n_sheets_written, **fields)

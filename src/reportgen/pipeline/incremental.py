@@ -21,20 +21,24 @@ import zlib
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
+from reportgen.atomic import write_atomic
 from reportgen import __version__
 from reportgen.load.contents import FileHashes
 from reportgen.load.files import plain_files
 from reportgen.render import svg
 from reportgen.render.svg import cache_key
-from reportgen.write.store import STORE
+from reportgen.write.store import store_folder
 
 RECORD_SCHEMA = "reportgen.built/3"
 
 # Packages whose output ends up in a version's files.
 OUTPUT_PACKAGES = ("jinja2", "markupsafe", "markdown-it-py", "mdit-py-plugins", "numpy", "scipy", "pandas",
                    "altair", "vl-convert-python", "cairosvg", "defusedxml", "pyarrow")
+
+if TYPE_CHECKING:
+    from reportgen.render.report import RunReport
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,7 @@ def code_key(source_root: Path, theme: str) -> str:
     return digest.hexdigest()
 
 
-def render_entries(runs) -> dict[str, list]:
+def render_entries(runs: Iterable[RunReport]) -> dict[str, list]:
     """Each render a build used, by its cache key: what a cache record must still say."""
     entries: dict[str, list] = {}
     for run in runs:
@@ -116,9 +120,7 @@ def save_record(path: Path, key: str, renders: Mapping[str, list], summary: Reme
             "summary": summary.__dict__, "files": files,
             "store": {name: list(store_stats[name]) for name in sorted(store_stats)}}
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_bytes(json.dumps(body, separators=(",", ":")).encode("utf-8"))
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(body, separators=(",", ":")).encode("utf-8"))
 
 
 def up_to_date(path: Path, key: str, cache: Path, folder: Path) -> Remembered | None:
@@ -131,7 +133,7 @@ def up_to_date(path: Path, key: str, cache: Path, folder: Path) -> Remembered | 
         summary = Remembered(**body["summary"])
         if not _renders_unchanged(cache, body["renders"]) or not _files_unchanged(folder, body["files"]):
             return None
-        if not _store_unchanged(folder.parent / STORE, body["store"]):
+        if not _store_unchanged(store_folder(folder.parent), body["store"]):
             return None
         return summary
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -210,9 +212,7 @@ def save_sheets(cache: Path | None, earlier: Mapping[str, list], now: Mapping[st
     items = list(kept.items())[-MAX_SHEETS_KEPT:]
     cache.mkdir(parents=True, exist_ok=True)
     path = cache / "sheets.json"
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_bytes(json.dumps({"schema": SHEETS_SCHEMA, "sheets": dict(items)}, separators=(",", ":")).encode())
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps({"schema": SHEETS_SCHEMA, "sheets": dict(items)}, separators=(",", ":")).encode())
 
 
 def _hashes_path(cache: Path, source: Path) -> Path:
@@ -246,9 +246,7 @@ def save_file_hashes(cache: Path | None, source: Path, hashes: FileHashes | None
         return
     path = _hashes_path(cache, source)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(hashes.to_text(), "utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, hashes.to_text().encode("utf-8"))
 
 
 def load_clean(cache: Path | None, code: str) -> set[str] | None:
@@ -270,9 +268,7 @@ def save_clean(cache: Path | None, code: str, clean: set[str]) -> None:
     for stale in folder.glob("*.txt"):  # another code's list is never read again
         if stale.name != f"{code}.txt":
             stale.unlink(missing_ok=True)
-    tmp = folder / f".{code}.{os.getpid()}"
-    tmp.write_text("\n".join(sorted(clean)), "ascii")
-    os.replace(tmp, folder / f"{code}.txt")
+    write_atomic(folder / f"{code}.txt", "\n".join(sorted(clean)).encode("ascii"))
 
 
 @dataclass(frozen=True)
@@ -301,7 +297,7 @@ class IncrementalCheck:
             return None
         return up_to_date(self.record, self.key, self.cache, folder)
 
-    def remember(self, runs, summary: Remembered, stats: Mapping[str, tuple[int, int, int]],
+    def remember(self, runs: Iterable[RunReport], summary: Remembered, stats: Mapping[str, tuple[int, int, int]],
                  store_stats: Mapping[str, tuple[int, int, int]]) -> None:
         if self.record is not None and self.key is not None:
             save_record(self.record, self.key, render_entries(runs), summary, stats, store_stats)

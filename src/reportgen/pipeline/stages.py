@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,17 +18,17 @@ from typing import TYPE_CHECKING
 from reportgen.analysis.run import analyze_run
 from reportgen.audit.redaction import redact_audited
 from reportgen.audit.stage import AuditedRun, audit_with_artifacts, refuse_errors
-from reportgen.build.audit_apart import AuditsApart
-from reportgen.build.forked import start_apart
-from reportgen.build.incremental import IncrementalCheck, Remembered
-from reportgen.build.progress import Progress
-from reportgen.build.render_pool import BackgroundRenders
-from reportgen.build.site_files import write_previous_diff, write_site_files
-from reportgen.build.summary import BuildSummary, summary_of
-from reportgen.claims.build import build_claims
+from reportgen.pipeline.audit_apart import AuditsApart
+from reportgen.pipeline.incremental import IncrementalCheck, Remembered
+from reportgen.progress import Progress
+from reportgen.pipeline.render_pool import BackgroundRenders
+from reportgen.pipeline.runner import Runner, freeze_made, start_apart
+from reportgen.pipeline.site_files import write_previous_diff, write_site_files
+from reportgen.pipeline.summary import BuildSummary, summary_of
+from reportgen.claims.make import build_claims
 from reportgen.load.artifacts import collect_artifacts
 from reportgen.model.source import ValidatedSource
-from reportgen.render.narrative import load_pages, render_pages
+from reportgen.render.narrative import Page, load_pages, render_pages
 from reportgen.render.pages import findings_index, render_version
 from reportgen.render.report import Report, RunReport
 from reportgen.render.shared import SheetsMade
@@ -45,58 +44,57 @@ if TYPE_CHECKING:  # charts imports altair and pandas: see _chart_drawer
     Early = dict[str, tuple[ExperimentAnalysis, Callable[[], tuple[Chart, ...]]]]
 
 
-# Calls from which a source's charts are drawn in a worker process, beside the audit
-# (starting the worker costs more than a small run's charts).
-BACKGROUND_CHARTS = 20_000
-
-
 def analysed_report(validated: ValidatedSource, check: IncrementalCheck, renders: BackgroundRenders, redact: bool,
-                    progress: Progress) -> Report:
+                    progress: Progress, runner: Runner) -> Report:
     """Audit, analysis and claims of every run, with its renders and charts."""
     clean = check.clean_contents()
-    with _chart_drawer(validated) as drawer, AuditsApart(validated, clean, redact) as apart:
+    with _chart_drawer(validated, runner) as drawer, AuditsApart(validated, clean, redact, runner) as apart:
         # Without --redact the audit leaves the runs as they are: each is analysed first,
         # so that its charts are drawn (in their worker) while it is audited (a large
         # run's audit is worked out meanwhile by a copy of the build: see audit_apart).
         early = {} if redact else _analyse_early(validated, drawer, progress)
-        audited = _audit(validated, renders, redact, progress, clean, apart)
+        audited = _audit(validated, None if redact else renders, progress, clean, apart)
+        if redact:
+            audited = _redacted(audited, renders)
+        refuse_errors(audited)
         check.remember_clean(clean)
         return _analyse(validated, audited, progress, renders, drawer, early)
 
 
 def publish(report: Report, out: Path, check: IncrementalCheck, render_cache: RenderCache,
-            save_hashes: Callable[[], None], redact: bool, progress: Progress, copies: contextlib.ExitStack,
-            started: float) -> BuildSummary:
+            save_hashes: Callable[[], object], redact: bool, progress: Progress, copies: contextlib.ExitStack,
+            started: float, runner: Runner) -> BuildSummary:
     """The version written, and what the next build needs remembered; its summary."""
     validated = report.source
-    gc.freeze()
+    freeze_made()
     progress.stage(f"rendered {render_cache.misses} distinct SVGs, reused {render_cache.hits}")
     report = _with_narrative(report, load_pages(validated.root))
     sheets = SheetsMade(check.sheets())
-    folder, written = _write_version(report, out, progress, check.code, sheets)
+    folder, written = _write_version(report, out, progress, check.code, sheets, runner.processes)
     n_calls = sum(len(run.calls) for run in validated.runs)
-    write_changes = start_apart(copies, partial(write_previous_diff, out, validated.root, validated.config, folder,
+    write_changes = start_apart(runner, copies, partial(write_previous_diff, out, validated.root, validated.config, folder,
                                            progress, None if redact else validated), n_calls)
     check.remember_sheets(sheets.earlier, sheets.now)
     save_hashes()
     remembered = _remembered(report, written.hashes, len(sheets.now))
     check.remember(report.runs, remembered, written.stats, written.store_stats)
-    n_sheets = (len(sheets.now), sheets.written)
     label = validated.config.version
     write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
                      progress, None if redact else validated, changes=False)
     write_changes()
     reused = sum(1 for run in report.runs for sha in run.renders if sha in render_cache.hit_shas)
-    return summary_of(remembered, label, folder, reused, time.perf_counter() - started, *n_sheets)
+    return summary_of(remembered, label, folder, reused, time.perf_counter() - started, sheets.written)
 
 
-def _audit(validated: ValidatedSource, renders: BackgroundRenders, redact: bool,
+def _audit(validated: ValidatedSource, renders: BackgroundRenders | None,
            progress: Progress, clean: set[str] | None, apart: AuditsApart) -> list[AuditedRun]:
+    """Each run's findings; ``renders``: where the drawings a run needs start rendering
+    while it is audited and analysed."""
     progress.stage("auditing the run against its contract")
     audited = []
     for run in validated.runs:
         artifacts = collect_artifacts(run)
-        if not redact:  # the drawings a run needs, rendered while it is audited and analysed
+        if renders is not None:
             renders.start(run, artifacts)
         found = apart.result(run.contract.id)
         if found is None:
@@ -105,16 +103,19 @@ def _audit(validated: ValidatedSource, renders: BackgroundRenders, redact: bool,
             audited.append(AuditedRun(run, artifacts, found.findings))
             if clean is not None:
                 clean.update(found.clean)
-    gc.freeze()
-    if redact:  # with --redact, the redacted copies are what is drawn
-        audited = [redact_audited(a) for a in audited]
-        for item in audited:
-            renders.start(item.run, item.artifacts)
-    refuse_errors(audited)
+    freeze_made()
     return audited
 
 
-def _with_narrative(report: Report, pages) -> Report:
+def _redacted(audited: list[AuditedRun], renders: BackgroundRenders) -> list[AuditedRun]:
+    """--redact: every run's published copy, credentials replaced; what is drawn."""
+    redacted = [redact_audited(a) for a in audited]
+    for item in redacted:
+        renders.start(item.run, item.artifacts)
+    return redacted
+
+
+def _with_narrative(report: Report, pages: tuple[Page, ...]) -> Report:
     """Narrative pages, their citations shown as every page shows claims. Unknown
     claim ids fail here, before anything is written."""
     env = theme_environment(report.source.root, report.source.config.theme)
@@ -122,15 +123,15 @@ def _with_narrative(report: Report, pages) -> Report:
     return dataclasses.replace(report, pages=render_pages(pages, {c.id: c for c in report.claims}, shown))
 
 
-def _write_version(report: Report, out: Path, progress: Progress, code: str, sheets: SheetsMade
-                   ) -> tuple[Path, VersionWriter]:
-    with VersionWriter(out, report.source.config.version) as writer:
+def _write_version(report: Report, out: Path, progress: Progress, code: str, sheets: SheetsMade,
+                   processes: int) -> tuple[Path, VersionWriter]:
+    with VersionWriter(out, report.source.config.version, processes) as writer:
         with progress.bar("pages", _count_pages(report)) as bar:
             render_version(report, writer, tick=writer.ticks(lambda: bar.update(1)), code_key=code, known=sheets)
         return writer.commit(), writer
 
 
-def _remembered(report: Report, hashes, n_sheets: int) -> Remembered:
+def _remembered(report: Report, hashes: Mapping[str, str], n_sheets: int) -> Remembered:
     renders = [r for run in report.runs for r in run.renders.values()]
     return Remembered(
         n_calls=sum(len(r.analysis.run.calls) for r in report.runs),
@@ -141,13 +142,13 @@ def _remembered(report: Report, hashes, n_sheets: int) -> Remembered:
         built_at=report.built_at)
 
 
-def _chart_drawer(validated: ValidatedSource) -> ChartDrawer:
+def _chart_drawer(validated: ValidatedSource, runner: Runner) -> ChartDrawer:
     # Imported here, not above: altair and pandas take a second to import, which a build
     # that finds its version up to date never needs, and which a full build pays while
     # the renders keep the other cores busy.
     from reportgen.render.charts import ChartDrawer
 
-    return ChartDrawer(background=sum(len(run.calls) for run in validated.runs) >= BACKGROUND_CHARTS)
+    return ChartDrawer(background=runner.charts_apart(sum(len(run.calls) for run in validated.runs)))
 
 
 def _analyse_early(validated: ValidatedSource, drawer: ChartDrawer, progress: Progress) -> Early:
@@ -169,8 +170,10 @@ def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Pr
     runs = []
     for item in audited:
         run = item.run
-        analysis, charts = early.get(run.contract.id, (None, None))
-        if analysis is None or analysis.run is not run:  # not analysed yet, or the audit made a copy
+        found = early.get(run.contract.id)
+        if found is not None and found[0].run is run:
+            analysis, charts = found
+        else:  # not analysed yet, or the audit made a copy
             progress.stage(f"analysing {run.contract.id}: {len(run.calls)} calls")
             analysis = analyze_run(run)
             charts = start_charts(analysis, drawer)

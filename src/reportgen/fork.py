@@ -1,13 +1,22 @@
-"""A step of the build worked out in a forked copy of it, beside the build itself.
+"""A step worked out in a forked copy of the build, beside the build itself: the one
+place the build forks.
 
 A rebuild after a few corrected grades finds every drawing in the render cache, so
 its second core would sit idle while the build does steps that hand little back: the
 audit (findings), saving what it read (records in the cache folder), the page of
-changes since the previous version (a file of its own). A copy made by fork already
-holds everything such a step reads; it does the step and sends back the result,
-pickled, through a pipe only the two processes hold. Whatever goes wrong in the copy
-(no fork on this system, an exception, a crash) makes ``result`` None, and the build
-then does the step itself, meeting and reporting the same problem as it always does.
+changes since the previous version (a file of its own), and the pages themselves (see
+``write.version.VersionWriter.run_tasks``). A copy made by fork already holds
+everything such a step reads; it does the step and sends back the result, pickled,
+through a pipe only the two processes hold. Whatever goes wrong in the copy (no fork on
+this system, an exception, a crash) makes ``result`` None, and the build then does the
+step itself, meeting and reporting the same problem as it always does.
+
+The fork-before-threads rule lives here: a process forked while another of its threads
+runs may inherit a lock that thread held (and Python 3.12 warns about it). So a copy is
+made only while the build has one thread (``may_fork``); otherwise ``Forked`` starts
+nothing and ``result`` is None: the build does the step itself. The render pool's
+thread is started lazily, when an SVG is not in the render cache: a rebuild keeps its
+steps apart, a first build (whose cores are busy rendering) does them in its own process.
 
 A copy may go on after sending its result (``then``): saving what it read, say, while
 the build goes on with the result. ``wait`` waits for that; a failure there is the
@@ -16,10 +25,12 @@ copy's own (whatever it saves is saved whole or not at all).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pickle
 import signal
+import sys
+import threading
+import traceback
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -28,20 +39,31 @@ T = TypeVar("T")
 CAN_FORK = hasattr(os, "fork")
 
 
+def may_fork() -> bool:
+    """Whether a copy may be forked now: the system can, and no other thread is running."""
+    return CAN_FORK and threading.active_count() == 1
+
+
 class Forked(Generic[T]):
     """``step()`` running in a forked copy of this process, then ``then()``. ``result``
     waits for the step; ``wait`` for the copy to end; ``stop`` ends it unwaited (a failed
     build leaves no copy behind). A step returns something other than None: None is
-    what a failed copy gives."""
+    what a failed copy gives. Not started (``result`` None at once) when ``may_fork`` says
+    no. ``report``: a failing copy prints its traceback (for a step the build does not
+    do again itself)."""
 
-    def __init__(self, step: Callable[[], T], then: Callable[[], object] | None = None) -> None:
+    def __init__(self, step: Callable[[], T], then: Callable[[], object] | None = None,
+                 report: bool = False) -> None:
+        self.pid: int | None = None
+        self.fd: int | None = None
+        self.then = then is not None
+        if not may_fork():
+            return
         read, write = os.pipe()
         pid = os.fork()
         if pid:
             os.close(write)
-            self.pid: int | None = pid
-            self.fd: int | None = read
-            self.then = then is not None
+            self.pid, self.fd = pid, read
             return
         os.close(read)  # the copy: from here on, never return into the caller
         code = 1
@@ -52,8 +74,10 @@ class Forked(Generic[T]):
             if then is not None:
                 then()
             code = 0
-        except BaseException:  # nothing said here: the build does the step itself, and reports it
-            pass
+        except BaseException:  # unless asked, nothing said here: the build does the step itself, and reports it
+            if report:
+                traceback.print_exc()
+                sys.stderr.flush()
         finally:
             os._exit(code)
 
@@ -100,24 +124,3 @@ class Forked(Generic[T]):
                 os.close(fd)
             except OSError:
                 pass
-
-
-# Inputs (files, calls) from which a step that hands nothing back to the build (saving a
-# record, writing the page of changes) is done by a forked copy beside it.
-APART_FROM = 20_000
-
-
-def start_apart(copies: contextlib.ExitStack, step: Callable[[], object], size: int) -> Callable[[], None]:
-    """``step`` started in a forked copy of the build when the build is large enough for it
-    to pay; the function that finishes it: waits for the copy, or does the step here when
-    it was not started apart or the copy failed."""
-    if size < APART_FROM or not CAN_FORK:
-        return step
-    copy = Forked(lambda: step() or True)
-    copies.callback(copy.close)  # a failed build still waits for it: it writes files, never half of one
-
-    def finish() -> None:
-        if copy.result() is None:
-            step()
-
-    return finish

@@ -10,7 +10,7 @@ from reportgen.claims.claim import Claim, Count, Decision, Quantity, Tested
 from reportgen.claims.designs import change_claims, paired_claims, rank_claims, retry_claims
 from reportgen.claims.scope import Scope
 from reportgen.claims.weakens import weakens
-from reportgen.model.claim_keys import Pair
+from reportgen.model.claim_keys import Pair, Subject
 from reportgen.model.findings import Finding
 from reportgen.model.outcomes import STATUS_LABELS
 
@@ -33,7 +33,7 @@ def build_claims(analysis: ExperimentAnalysis, findings: tuple[Finding, ...] = (
                                 headline_only=True)
     claims += change_claims(analysis)
     claims += retry_claims(analysis)
-    flagged: dict[Pair, list[str]] = {}
+    flagged: dict[Subject, list[str]] = {}
     for flag in analysis.block_flags:
         flagged.setdefault(flag.pair, []).append(flag.message)
     warnings = [f for f in findings if f.severity == "warning"]

@@ -1,0 +1,173 @@
+"""How the build spreads its work over the cores: one ``Runner``, sequential or parallel,
+and the build's memory rule.
+
+Every place where the build may work on more than one core asks its runner:
+
+- the listing of the source folder, by a forked copy, while the logs are parsed
+  (``source_reading``);
+- the audit of a large run, by a forked copy, while the run is analysed (``audit_apart``);
+- steps that hand nothing back (saving records, the page of changes), by forked copies
+  (``start_apart``);
+- a large run's charts, drawn by a worker process (``stages``);
+- the SVG renders, in worker processes fed by a background thread (``render_pool``);
+- the pages, written by forked copies that share them (``write.version``).
+
+Forked copies are made by ``reportgen.fork``, which owns the fork-before-threads rule.
+``SequentialRunner`` does everything in the build's own process, in order: the
+reference the parallel build's sites are compared against, byte for byte. The parallel
+runner's thresholds are one ``Tuning``; tests pick a path by passing one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import ParamSpec, Protocol, TypeVar
+
+from reportgen.fork import Forked
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Where parallel work starts to pay: below each size, starting a copy or a worker
+    costs more than it saves."""
+
+    # A record of the source's files from which the folder is listed apart: some 12,000
+    # files (a record holds about 320 bytes a file).
+    list_apart_bytes: int = 4_000_000
+    audit_apart_calls: int = 20_000  # a run's calls from which it is audited apart
+    step_apart_size: int = 20_000  # files or calls from which a step handing nothing back is done apart
+    chart_worker_calls: int = 20_000  # a source's calls from which charts are drawn by a worker
+    processes: int | None = None  # page writers and SVG renderers; None: one per core
+
+
+class Runner(Protocol):
+    """Which work is done beside the build, and by how many processes."""
+
+    def lists_apart(self, record_bytes: int) -> bool: ...
+
+    def audits_apart(self, n_calls: int) -> bool: ...
+
+    def steps_apart(self, size: int) -> bool: ...
+
+    def charts_apart(self, n_calls: int) -> bool: ...
+
+    def render_thread(self) -> Executor: ...
+
+    @property
+    def processes(self) -> int: ...
+
+
+class ParallelRunner:
+    """Work beside the build wherever its ``Tuning`` says it pays (the default runner)."""
+
+    def __init__(self, tuning: Tuning = Tuning()) -> None:
+        self.tuning = tuning
+
+    def lists_apart(self, record_bytes: int) -> bool:
+        return record_bytes >= self.tuning.list_apart_bytes
+
+    def audits_apart(self, n_calls: int) -> bool:
+        return n_calls >= self.tuning.audit_apart_calls
+
+    def steps_apart(self, size: int) -> bool:
+        return size >= self.tuning.step_apart_size
+
+    def charts_apart(self, n_calls: int) -> bool:
+        return n_calls >= self.tuning.chart_worker_calls
+
+    def render_thread(self) -> Executor:
+        return ThreadPoolExecutor(1)  # its thread starts with the first render the cache does not hold
+
+    @property
+    def processes(self) -> int:
+        return self.tuning.processes or os.cpu_count() or 1
+
+
+class SequentialRunner:
+    """Everything in the build's own process, in order (SVGs are still rendered in a
+    worker process, one: a renderer crash must not take the build down)."""
+
+    def lists_apart(self, record_bytes: int) -> bool:
+        return False
+
+    def audits_apart(self, n_calls: int) -> bool:
+        return False
+
+    def steps_apart(self, size: int) -> bool:
+        return False
+
+    def charts_apart(self, n_calls: int) -> bool:
+        return False
+
+    def render_thread(self) -> Executor:
+        return _InPlace()
+
+    @property
+    def processes(self) -> int:
+        return 1
+
+
+class _InPlace(Executor):
+    """An executor that does each job when it is submitted."""
+
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        done: Future[T] = Future()
+        try:
+            done.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # handed to whoever asks for the result, as a pool would
+            done.set_exception(exc)
+        return done
+
+
+def start_apart(runner: Runner, copies: contextlib.ExitStack, step: Callable[[], object],
+                size: int) -> Callable[[], object]:
+    """``step`` started in a forked copy of the build when ``runner`` says it pays; the
+    function that finishes it: waits for the copy, or does the step here when it was not
+    started apart or the copy failed."""
+    if not runner.steps_apart(size):
+        return step
+    copy = Forked(lambda: step() or True)
+    copies.callback(copy.close)  # a failed build still waits for it: it writes files, never half of one
+
+    def finish() -> None:
+        if copy.result() is None:
+            step()
+
+    return finish
+
+
+# ------------------------------------------------------------------ memory and imports
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cycle collector off for the build, and what it froze handed back after.
+
+    A build holds millions of long-lived objects (rows, calls, artifacts, page views).
+    The collector would walk all of them again and again, and in the forked copies copy
+    every memory page it touches: each stage's results are frozen out of its reach as
+    they are made (``freeze_made``). It is off meanwhile: the stages make those objects by
+    the million and little cyclic garbage besides, and each collection they set off
+    walked everything made so far (a second and a half of a rebuild's reading alone; a
+    rebuild of 100,000 calls peaks some 200 MB higher for the garbage kept until the end).
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if collecting:
+            gc.enable()
+
+
+def freeze_made() -> None:
+    """What the build has made so far, out of the collector's reach (see ``collector_paused``)."""
+    gc.freeze()

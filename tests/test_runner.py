@@ -1,0 +1,81 @@
+"""The build's runners: the parallel one (every step a Tuning lets it do beside the build:
+the listing, the audit, the charts, the steps handing nothing back, the page writers)
+gives the very site the sequential one gives, for every design; the fork helper never
+forks while another thread runs."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from reportgen.fork import Forked, may_fork
+from reportgen.pipeline.pipeline import build_site
+from reportgen.pipeline.runner import ParallelRunner, SequentialRunner, Tuning
+from test_golden_designs import DESIGNS
+
+# Every step apart, however small the source, and two page writers on any machine.
+EVERYTHING_APART = Tuning(list_apart_bytes=1, audit_apart_calls=1, step_apart_size=1, chart_worker_calls=1,
+                          processes=2)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("design", sorted(DESIGNS))
+def test_sequential_and_parallel_runners_build_the_same_site(design, make_source, tmp_path):
+    rows, run_toml = DESIGNS[design]()
+    source = make_source(rows, contract=run_toml)
+    # Twice each: the second build of v2 lists the source by its record (apart, in parallel).
+    for name, runner in (("sequential", SequentialRunner()), ("parallel", ParallelRunner(EVERYTHING_APART))):
+        build_site(source, tmp_path / name, cache=tmp_path / f"cache-{name}", runner=runner)
+        build_site(source, tmp_path / name, version="v2", cache=tmp_path / f"cache-{name}", runner=runner)
+    sequential, parallel = _files(tmp_path / "sequential"), _files(tmp_path / "parallel")
+    assert sequential.keys() == parallel.keys()
+    assert [rel for rel in sequential if sequential[rel] != parallel[rel]] == []
+    assert threading.active_count() == 1  # a build leaves no thread behind: the next one may fork
+
+
+def test_a_build_forks_its_page_writers_only_once_its_render_thread_is_gone(make_source, tmp_path):
+    """A build whose drawings are all new starts the render thread; by the time it writes
+    pages the thread is gone, so the writers are forked (the site says nothing of it, but
+    the rule does: may_fork is true again after the build)."""
+    source = make_source()
+    build_site(source, tmp_path / "site", cache=tmp_path / "cache", runner=ParallelRunner(EVERYTHING_APART))
+    assert may_fork()
+
+
+def test_no_copy_is_forked_while_another_thread_runs():
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait)
+    worker.start()
+    try:
+        assert not may_fork()
+        copy = Forked(lambda: "done apart")
+        assert copy.pid is None and copy.result() is None  # the caller does the step itself
+    finally:
+        release.set()
+        worker.join()
+    assert Forked(lambda: "done apart").result() == "done apart"
+
+
+def test_the_sequential_runner_starts_nothing_beside_the_build():
+    runner = SequentialRunner()
+    assert not any((runner.lists_apart(10**12), runner.audits_apart(10**9), runner.steps_apart(10**9),
+                    runner.charts_apart(10**9)))
+    assert runner.processes == 1
+    job = runner.render_thread().submit(lambda: threading.get_ident())
+    assert job.result() == threading.get_ident()  # done here, at once
+
+
+def test_the_parallel_runner_follows_its_tuning():
+    runner = ParallelRunner(Tuning(list_apart_bytes=100, audit_apart_calls=10, step_apart_size=5,
+                                   chart_worker_calls=7, processes=3))
+    assert [runner.lists_apart(99), runner.lists_apart(100)] == [False, True]
+    assert [runner.audits_apart(9), runner.audits_apart(10)] == [False, True]
+    assert [runner.steps_apart(4), runner.steps_apart(5)] == [False, True]
+    assert [runner.charts_apart(6), runner.charts_apart(7)] == [False, True]
+    assert runner.processes == 3
