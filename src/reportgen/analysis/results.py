@@ -69,20 +69,25 @@ class ComparisonResult:
 
 @dataclass(frozen=True)
 class RankResult:
-    """Where a service's rate ranks, with the range of ranks the data allow.
+    """Where a service ranks, with the range of ranks the data allow.
 
-    Rank 1 is the highest pass rate. The interval is the central ``confidence_level``
-    range of the service's rank over parametric bootstrap resamples of every service's
-    pass count; services in one group cannot be told apart from the group's leader."""
+    Rank 1 is the best. The ranges of a board are simultaneous: with probability at
+    least ``confidence_level`` every service's true rank lies in its range at once. They
+    come from intervals of every pairwise difference at ``pair_level`` (Bonferroni over
+    ``pairs``); a group is placed above the next only where those intervals separate
+    every service of the one from every service of the other. ``low``/``high`` are None
+    when the service's spread is unknown (a score service with one score)."""
 
     service: str
     rank: float  # rank of the point estimate (ties share the average rank)
-    low: int
-    high: int
+    low: int | None
+    high: int | None
     group: int
     confidence_level: float
-    resamples: int
-    seed: int
+    pairs: int  # pairwise intervals behind the ranges
+    pair_level: float  # the level of each of them
+    metric: str = "pass"  # "pass" (Newcombe intervals) or "score" (Welch intervals)
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -54,8 +54,7 @@ def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
     if len(contract.candidates) > 1:  # several comparisons: their p-values are adjusted together
         overall = _holm_adjusted(overall, contract)
     if contract.design == "leaderboard":
-        ranks = rank_services(overall, contract.confidence_level, contract.bootstrap_resamples,
-                              contract.bootstrap_seed, contract.primary_metric == "score",
+        ranks = rank_services(overall, contract.confidence_level, contract.primary_metric == "score",
                               contract.higher_is_better)
     blocks = []
     for block in contract.blocks or sorted({c.block_id for c in first}, key=natural_key):
