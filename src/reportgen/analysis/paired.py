@@ -150,7 +150,7 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
     binary = None
     if contract.primary_metric != "score" and not repeated:
         binary = stats.paired_binary(a, b, level)
-    bootstrap, row_level = None, None
+    bootstrap, row_level, cluster_test = None, None, None
     resamples, seed = contract.bootstrap_resamples, contract.bootstrap_seed
     clusters = [r.cluster or f"unit:{r.unit}" for r in usable]
     if repeated:
@@ -161,6 +161,7 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
         row_level = stats.paired_t(mb, ma, level)
     elif any(r.cluster for r in usable):
         bootstrap = stats.cluster_bootstrap(b - a, clusters, resamples, seed, level)
+        cluster_test = stats.sign_flip_test(b - a, clusters, resamples, seed)
     # Clusters make the pairs dependent: only the cluster bootstrap respects that.
     decided_on = "bootstrap" if bootstrap is not None and not repeated and difference.is_defined else "t"
     chosen = bootstrap if decided_on == "bootstrap" and bootstrap is not None else difference
@@ -172,28 +173,34 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
     # two can disagree near the boundary (5 discordant pairs, all one way: t rejects,
     # McNemar p = 0.0625), so a direction needs both. Clustered pairs are decided on the
     # cluster bootstrap alone, since McNemar assumes independent pairs too.
-    test = None
+    test, too_few = None, None
     if binary is not None and decided_on == "t":
         test = stats.Test(binary.mcnemar.p_value, contract.alpha, "the exact McNemar test")
-    verdict = _verdict(contract, low, high, critical, test)
+    if decided_on == "bootstrap" and bootstrap is not None and cluster_test is not None:
+        # A direction needs the cluster-level test to be able to reject at all (enough
+        # clusters), and to reject: the interval alone, from a few cluster means, is too narrow.
+        k = bootstrap.n_clusters or 0
+        too_few = stats.too_few_clusters(k, contract.alpha)
+        test = stats.Test(cluster_test.p_value, contract.alpha, f"the exact sign-flip test over {k} clusters")
+    verdict = _verdict(contract, low, high, critical, test, too_few)
     evidence = tuple(i for r in rows for i in r.candidate_calls) + tuple(i for r in rows for i in r.baseline_calls)
     return PairedComparison(
         baseline=baseline, candidate=candidate, unit="task" if repeated else "pair",
         metric="score" if contract.primary_metric == "score" else "pass", rows=tuple(rows),
         difference=difference, binary=binary, bootstrap=bootstrap, row_level=row_level,
         verdict=verdict, decided_on=decided_on, failure_rule=failure_rule(contract),
-        left_out=left_out, evidence=evidence)
+        left_out=left_out, evidence=evidence, cluster_test=cluster_test if decided_on == "bootstrap" else None)
 
 
 def _verdict(contract: RunContract, low: float, high: float, critical: bool,
-             test: stats.Test | None = None) -> Verdict:
+             test: stats.Test | None = None, not_decidable: str | None = None) -> Verdict:
     """Decide on the interval of candidate - baseline, in the contract's direction. The
     t interval inverts the paired t test printed beside it, so those two always agree;
     ``test`` is any other test the page prints beside the decision."""
     return stats.decide(low, high, min_useful_effect=contract.min_useful_effect,
                         noninferiority_margin=contract.noninferiority_margin,
                         critical_failure=contract.block_on_critical and critical,
-                        higher_is_better=contract.higher_is_better, test=test)
+                        higher_is_better=contract.higher_is_better, test=test, not_decidable=not_decidable)
 
 
 def paired_comparison(contract: RunContract, calls: Sequence[Call], rows: Sequence[PairRow] | None = None) -> PairedComparison:

@@ -209,6 +209,7 @@ class PairedComparison:
     failure_rule: str
     left_out: tuple[str, ...]  # units with no difference (no score on one side)
     evidence: tuple[str, ...]
+    cluster_test: TestResult | None = None  # clustered pairs: the exact sign-flip test over clusters
 
     @property
     def decided(self) -> Estimate:

@@ -58,6 +58,12 @@ def paired_claims(p: PairedComparison, scope: Scope, headline_only: bool, decisi
             scope.key(pair, "bootstrap"), "paired_difference",
             f"{p.candidate} minus {p.baseline}{scope.where}: {kind}, {b.resamples} resamples, seed {b.seed}",
             b, unit, p.evidence))
+    if p.cluster_test is not None and p.bootstrap is not None:
+        out.append(Claim(
+            scope.key(pair, "sign_flip"), "test",
+            f"Exact sign-flip test, two-sided, of {p.candidate} vs {p.baseline} over {p.bootstrap.n_clusters} "
+            f"clusters{scope.where} (whole clusters' summed differences flipped)",
+            Tested(p.cluster_test), None, p.evidence))
     if headline_only:
         return out
     out += _pair_cell_claims(p, scope, pair)
