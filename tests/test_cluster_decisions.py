@@ -93,3 +93,18 @@ def test_no_direction_from_fewer_clusters_than_the_rule_allows_simulated():
         assert p >= 0.05
         assert stats.too_few_clusters(k, 0.05) is not None
     assert stats.too_few_clusters(6, 0.05) is None
+
+
+def test_the_page_shows_the_sign_flip_test_and_the_reason_and_verifies(make_source, run_cli, tmp_path):
+    x = [1, 2, 3, 4, 5, 6, 7, 8]
+    y = [v + 3 + 0.1 * i for i, v in enumerate(x)]
+    clusters = ["doc-a"] * 4 + ["doc-b"] * 4
+    source = make_source(paired_rows(x, y, cluster_id=clusters), contract=SCORE)
+    result = run_cli("build", source, "--out", tmp_path / "site", "-q")
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "site/v1/experiments/mini/index.html").read_text(encoding="utf-8")
+    assert "Exact sign-flip test over the 2 clusters" in page and "2/2^2 = 0.5000" in page
+    assert "only 2 clusters" in page and "not decidable" in page
+    assert "useful improvement shown" not in page and "improvement shown" not in page.replace(
+        "useful size not proven", "")
+    assert run_cli("verify", tmp_path / "site/v1").exit_code == 0
