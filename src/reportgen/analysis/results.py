@@ -141,6 +141,7 @@ class BlockFlag:
     contribution: float  # the block's part of the overall difference
     overall: float
     n_blocks: int
+    weight: float | None = None  # the block's share of the estimate's weight (None: even, 1/n_blocks)
 
     @property
     def share(self) -> float:
@@ -148,7 +149,12 @@ class BlockFlag:
 
     @property
     def message(self) -> str:
-        even = f"with {self.n_blocks} blocks an even spread would be {1 / self.n_blocks:.0%} each"
+        weight = 1 / self.n_blocks if self.weight is None else self.weight
+        if self.weight is None or abs(self.weight - 1 / self.n_blocks) < 1e-9:
+            even = f"with {self.n_blocks} blocks an even spread would be {1 / self.n_blocks:.0%} each"
+        else:
+            even = (f"the block carries {weight:.0%} of the estimate's weight (its share of the calls the "
+                    "estimate is built from), so an even spread would give it that much")
         if self.share > 1:
             # The other blocks, together, point the other way.
             return (f"block {self.block} alone contributes more than the whole overall difference (the other "
