@@ -38,7 +38,7 @@ def block_flags(overall: GroupAnalysis, blocks: tuple[GroupAnalysis, ...]) -> tu
     flags = []
     for index, comparison in enumerate(overall.comparisons):
         n_c, n_b = comparison_denominators(overall, comparison)
-        counted = [(block.block, block.service(comparison.candidate).first_pass,
+        counted = [(block.block or "", block.service(comparison.candidate).first_pass,
                     block.service(comparison.baseline).first_pass) for block in blocks
                    if any(x.candidate == comparison.candidate for x in block.comparisons)]
         # A block's weight: its share of each side's calls (the plan split over the blocks).
@@ -74,7 +74,7 @@ def _paired_parts(paired: PairedComparison, blocks: tuple[GroupAnalysis, ...]) -
             w_b = len(row.baseline_calls) / k_b if k_b else 1.0
             part += row.candidate * w_c - row.baseline * w_b
             weight += (w_c + w_b) / 2
-        parts.append((block.block, part / n, weight / n))
+        parts.append((block.block or "", part / n, weight / n))
     return parts
 
 
