@@ -54,6 +54,9 @@ def test_two_clusters_decide_nothing_however_clear_the_interval(make_source):
     assert "at least 6 clusters" in verdict.verdict_text
     flip = claims["mini.Y_vs_X.sign_flip"]
     assert flip.p_value == pytest.approx(0.5)
+    # The warning beside the interval says the same as the verdict.
+    assert any("only 2 clusters" in w and "no direction is read from so few clusters" in w for w in boot.warnings)
+    assert not any("prefer a t interval" in w for w in boot.warnings)
 
 
 def test_six_clusters_all_one_way_may_show_a_direction(make_source):
@@ -63,6 +66,8 @@ def test_six_clusters_all_one_way_may_show_a_direction(make_source):
     _, claims = analysed(make_source(paired_rows(x, y, cluster_id=clusters), contract=SCORE))
     assert claims["mini.Y_vs_X.sign_flip"].p_value == pytest.approx(2 / 64)
     assert claims["mini.Y_vs_X.verdict"].verdict in ("improvement_not_useful_size", "useful_improvement")
+    assert any("a direction is read only where the exact sign-flip test over clusters rejects too" in w
+               for w in claims["mini.Y_vs_X.bootstrap"].warnings)
 
 
 def test_the_verdict_needs_the_sign_flip_test_to_reject_as_well(make_source):

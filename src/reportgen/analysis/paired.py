@@ -182,6 +182,12 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
         k = bootstrap.n_clusters or 0
         too_few = stats.too_few_clusters(k, contract.alpha)
         test = stats.Test(cluster_test.p_value, contract.alpha, f"the exact sign-flip test over {k} clusters")
+        # The bootstrap's own small-sample warning says what the decision does about it.
+        reads = (" no direction is read from so few clusters" if too_few else
+                 " a direction is read only where the exact sign-flip test over clusters rejects too")
+        bootstrap = dataclasses.replace(bootstrap, warnings=tuple(
+            w.replace("; prefer a t interval", ";" + reads) if "percentile bootstrap" in w else w
+            for w in bootstrap.warnings))
     verdict = _verdict(contract, low, high, critical, test, too_few)
     evidence = tuple(i for r in rows for i in r.candidate_calls) + tuple(i for r in rows for i in r.baseline_calls)
     return PairedComparison(
