@@ -173,3 +173,34 @@ def test_score_rank_ranges_cover_the_true_ranks_jointly():
         covered += all(ranks[f"s{i}"].low <= best[i] and worst[i] <= ranks[f"s{i}"].high for i in range(4))
         total += 1
     assert covered / total >= 0.95 - 2 * math.sqrt(0.95 * 0.05 / total)
+
+
+def test_a_score_board_with_a_one_score_service_builds_without_a_range(make_source, run_cli, tmp_path):
+    import html
+    import json
+
+    from conftest import CONTRACT, default_rows
+    from sitecheck import text
+
+    contract = (CONTRACT.replace('design = "independent"', 'design = "leaderboard"')
+                .replace('primary_metric = "first_pass_rate"', 'primary_metric = "score"')
+                .replace('candidates = ["Y"]', 'candidates = ["Y", "Z"]')
+                + '\n[[service]]\nid = "Z"\ngroup = "relay"\nrequested_model = "m-1"\n')
+    rows = default_rows()
+    scores = {"X": [3.0, 3.5, 2.5, 4.0], "Y": [1.0, 0.0, 1.5, 0.5]}
+    for row in rows:
+        n = int(row["call_id"].split("-")[1])
+        row["score"] = str(scores[row["service"]][n - 1]) if row["status"] == "ok" else ""
+    z = [dict(rows[0], service="Z", call_id=f"Z-{i}", score="9.0" if i == 1 else "", status="ok" if i == 1 else "timeout",
+              qualified="true" if i == 1 else "", artifact_path="", finish_reason="stop" if i == 1 else "",
+              failure_reason="" if i == 1 else "timeout", started_at=f"2026-10-01T09:0{i}:45+00:00",
+              block_id="1" if i <= 2 else "2") for i in range(1, 5)]
+    result = run_cli("build", make_source(rows + z, contract=contract), "--out", tmp_path / "site", "-q")
+    assert result.exit_code == 0, result.output
+    version = tmp_path / "site/v1"
+    claims = {c["id"]: c for c in json.loads(text(version / "data/results.json"))["claims"]}
+    assert claims["mini.Z.rank"]["interval"] is None
+    assert any("spread is unknown" in w for w in claims["mini.Z.rank"]["warnings"])
+    assert claims["mini.X.rank"]["interval"]["method"] == "simultaneous-pairwise-rank"
+    assert "No rank range: the service's spread is unknown" in html.unescape(text(version / "experiments/mini/Z.html"))
+    assert run_cli("verify", version).exit_code == 0
