@@ -39,7 +39,8 @@ def test_exploratory_slices_say_how_many_comparisons_were_looked_at(make_source,
     result = run_cli("build", source, "--out", tmp_path / "site", "-q")
     assert result.exit_code == 0, result.output
     page = html.unescape(text(tmp_path / "site/v1/experiments/mini/index.html"))
-    assert "3 comparisons were looked at in 3 exploratory slices; none of their p-values or intervals is adjusted" in page
+    assert ("3 comparisons were looked at in 3 exploratory slices; none of their p-values or intervals is "
+            "adjusted") in page
 
 
 def test_registered_slices_carry_no_exploratory_caution(make_source):

@@ -54,7 +54,8 @@ def test_a_score_comparison_page_describes_welch_not_fisher(make_source, run_cli
     assert result.exit_code == 0, result.output
     page = text(tmp_path / "site/v1/experiments/mini/index.html")
     p = ttest_ind([2.0, 5.0, 6.0], x, equal_var=False).pvalue
-    assert f"a difference of mean scores at least this large, in either direction, would occur in about {present.percent(p, 1)}" in page
+    assert ("a difference of mean scores at least this large, in either direction, would occur in about "
+            f"{present.percent(p, 1)}") in page
     assert "split of passes" not in page
 
 

@@ -96,8 +96,9 @@ def test_score_ranks_follow_the_welch_interval_of_the_difference():
 
 
 def test_a_score_service_with_one_score_gets_no_range_and_separates_nobody():
-    ranks = by_name(rank_services(board(score_service("one", [9.0]), score_service("hi", [5.0 + 0.01 * i for i in range(20)]),
-                                        score_service("lo", [1.0 + 0.01 * i for i in range(20)])), 0.95, by_score=True))
+    hi = score_service("hi", [5.0 + 0.01 * i for i in range(20)])
+    lo = score_service("lo", [1.0 + 0.01 * i for i in range(20)])
+    ranks = by_name(rank_services(board(score_service("one", [9.0]), hi, lo), 0.95, by_score=True))
     assert ranks["one"].low is None and ranks["one"].high is None
     assert "spread is unknown" in ranks["one"].warnings[0]
     # hi is clearly above lo, but "one" may be anywhere: everyone's range allows it.
@@ -139,7 +140,8 @@ def simulate_rate_coverage(boards_per_config: int, seed: int) -> tuple[float, in
         names = [f"s{i}" for i in range(len(p))]
         for _ in range(boards_per_config):
             x = rng.binomial(n_arr, p_arr)
-            ranks = by_name(rank_services(board(*(rate_service(s, int(a), int(m)) for s, a, m in zip(names, x, n_arr))), 0.95))
+            services = (rate_service(s, int(a), int(m)) for s, a, m in zip(names, x, n_arr))
+            ranks = by_name(rank_services(board(*services), 0.95))
             ok = all(ranks[s].low <= best[i] and worst[i] <= ranks[s].high for i, s in enumerate(names))
             covered += ok
             total += 1
@@ -191,8 +193,8 @@ def test_a_score_board_with_a_one_score_service_builds_without_a_range(make_sour
     for row in rows:
         n = int(row["call_id"].split("-")[1])
         row["score"] = str(scores[row["service"]][n - 1]) if row["status"] == "ok" else ""
-    z = [dict(rows[0], service="Z", call_id=f"Z-{i}", score="9.0" if i == 1 else "", status="ok" if i == 1 else "timeout",
-              qualified="true" if i == 1 else "", artifact_path="", finish_reason="stop" if i == 1 else "",
+    z = [dict(rows[0], service="Z", call_id=f"Z-{i}", score="9.0" if i == 1 else "",
+              status="ok" if i == 1 else "timeout", qualified="true" if i == 1 else "", artifact_path="", finish_reason="stop" if i == 1 else "",
               failure_reason="" if i == 1 else "timeout", started_at=f"2026-10-01T09:0{i}:45+00:00",
               block_id="1" if i <= 2 else "2") for i in range(1, 5)]
     result = run_cli("build", make_source(rows + z, contract=contract), "--out", tmp_path / "site", "-q")

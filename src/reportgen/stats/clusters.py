@@ -50,7 +50,8 @@ def too_few_clusters(k: int, alpha: float) -> str | None:
     return TOO_FEW_CLUSTERS.format(k=k, p=2.0 / 2.0**k, alpha=alpha, need=need)
 
 
-def sign_flip_test(values: Sequence[float] | np.ndarray, clusters: ArrayLike, resamples: int = 100_000, seed: int = 0) -> TestResult:
+def sign_flip_test(values: Sequence[float] | np.ndarray, clusters: ArrayLike, resamples: int = 100_000,
+                   seed: int = 0) -> TestResult:
     """Two-sided sign-flip test that the mean of ``values`` (differences, one per item) is
     zero, flipping whole clusters. Exact (all 2^K patterns) for K <= 16 clusters; beyond,
     ``resamples`` seeded random patterns with the observed one counted (p >= 1/(R+1)).
