@@ -23,7 +23,7 @@ def service(name, passes, n):
 
 def test_tied_services_share_every_rank_of_the_tie():
     group = GroupAnalysis(None, tuple(service(f"s{i}", 10, 10) for i in range(4)), ())
-    ranks = rank_services(group, 0.95, 2000, 1)
+    ranks = rank_services(group, 0.95)
     assert [(r.low, r.high, r.rank) for r in ranks] == [(1, 4, 2.5)] * 4
 
 

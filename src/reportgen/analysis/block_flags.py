@@ -26,21 +26,26 @@ def block_flags(overall: GroupAnalysis, blocks: tuple[GroupAnalysis, ...]) -> tu
 
     Each block's contribution is its part of the overall estimate (the contributions
     sum to it): for two rates, x_c,b / N_c - x_b,b / N_b; for pairs, the sum of the
-    block's differences over all pairs. A block is flagged when its contribution has the
-    sign of the overall difference and exceeds max(1/2, 2/blocks) of it, and only when
-    the overall interval excludes zero."""
+    block's differences over all pairs. Each block also carries a weight in the estimate:
+    its share of the calls the estimate is built from (for task means with unequal
+    repetitions, k/K of each task's calls on each side, averaged over tasks and sides).
+    A block is flagged when its contribution has the sign of the overall difference and
+    exceeds max(1/2, twice the block's weight) of it, and only when the overall interval
+    excludes zero: a block that carries half the weight contributing half the difference
+    is no sign of a time effect."""
     if len(blocks) < MIN_FLAG_BLOCKS:
         return ()
     flags = []
     for index, comparison in enumerate(overall.comparisons):
         n_c, n_b = comparison_denominators(overall, comparison)
-        parts: list[tuple[str, float]] = []
-        for block in blocks:
-            c = next((x for x in block.comparisons if x.candidate == comparison.candidate), None)
-            if c is None or not n_c or not n_b:
-                continue
-            cand, base = block.service(c.candidate).first_pass, block.service(c.baseline).first_pass
-            parts.append((_block_id(block), cand.numerator / n_c - base.numerator / n_b))
+        counted = [(block.block or "", block.service(comparison.candidate).first_pass,
+                    block.service(comparison.baseline).first_pass) for block in blocks
+                   if any(x.candidate == comparison.candidate for x in block.comparisons)]
+        # A block's weight: its share of each side's calls (the plan split over the blocks).
+        w_c = sum(c.denominator for _, c, _ in counted)
+        w_b = sum(b.denominator for _, _, b in counted)
+        parts = [(name, c.numerator / n_c - b.numerator / n_b, (c.denominator / w_c + b.denominator / w_b) / 2)
+                 for name, c, b in counted] if n_c and n_b and w_c and w_b else []
         flags += _flag(Pair(comparison.candidate, comparison.baseline), comparison.difference, parts, len(blocks))
     for paired in overall.paired:
         parts = _paired_parts(paired, blocks)
@@ -48,25 +53,28 @@ def block_flags(overall: GroupAnalysis, blocks: tuple[GroupAnalysis, ...]) -> tu
     return tuple(flags)
 
 
-def _paired_parts(paired: PairedComparison, blocks: tuple[GroupAnalysis, ...]) -> list[tuple[str, float]]:
-    """Each block's part of the mean paired difference. A unit's value is the mean of its
-    calls, so a block holding k of a unit's K calls on one side contributes k/K of that
-    side's block mean (for a pair, k = K = 1)."""
+def _paired_parts(paired: PairedComparison, blocks: tuple[GroupAnalysis, ...]) -> list[tuple[str, float, float]]:
+    """Each block's part of the mean paired difference, and its weight. A unit's value is
+    the mean of its calls, so a block holding k of a unit's K calls on one side
+    contributes k/K of that side's block mean (for a pair, k = K = 1), and carries k/K of
+    that side's weight."""
     n = paired.difference.n
     if not n:
         return []
     totals = {r.unit: (len(r.candidate_calls), len(r.baseline_calls)) for r in paired.rows}
     parts: list[tuple[str, float]] = []
     for block in blocks:
-        part = 0.0
+        part = weight = 0.0
         for row in (r for p in block.paired for r in p.rows):
             if row.candidate is None or row.baseline is None or row.unit not in totals:
                 continue
             k_c, k_b = totals[row.unit]
             # A side with no call (a missing pair member) has a fixed value of its own block.
-            part += (row.candidate * (len(row.candidate_calls) / k_c if k_c else 1.0)
-                     - row.baseline * (len(row.baseline_calls) / k_b if k_b else 1.0))
-        parts.append((_block_id(block), part / n))
+            w_c = len(row.candidate_calls) / k_c if k_c else 1.0
+            w_b = len(row.baseline_calls) / k_b if k_b else 1.0
+            part += row.candidate * w_c - row.baseline * w_b
+            weight += (w_c + w_b) / 2
+        parts.append((block.block or "", part / n, weight / n))
     return parts
 
 
@@ -81,7 +89,7 @@ def comparison_denominators(group: GroupAnalysis, comparison: ComparisonResult) 
             group.service(comparison.baseline).first_pass.denominator)
 
 
-def _flag(pair: Pair, difference: Estimate, parts: list[tuple[str, float]], n_blocks: int) -> list[BlockFlag]:
+def _flag(pair: Pair, difference: Estimate, parts: list[tuple[str, float, float]], n_blocks: int) -> list[BlockFlag]:
     total = difference.estimate
     # Only a difference the interval shows can "come from" somewhere; noise has no source,
     # and a zero-width interval shows nothing.
@@ -91,9 +99,12 @@ def _flag(pair: Pair, difference: Estimate, parts: list[tuple[str, float]], n_bl
     # The parts must add up to the difference they divide (they do not when a unit has
     # calls left out, or its calls are not all in the registered blocks): a share of a
     # sum that is not the total would be a made-up number.
-    if not np.isclose(sum(p for _, p in parts), total, rtol=1e-9, atol=1e-12):
+    if not np.isclose(sum(p for _, p, _ in parts), total, rtol=1e-9, atol=1e-12):
         return []
-    block, part = max(parts, key=lambda p: p[1] / total)
-    if part / total > max(0.5, 2 / n_blocks):
-        return [BlockFlag(pair, block, part, total, n_blocks)]
+    # Neither may the weights: then no share sentence can say what an even spread is.
+    if not np.isclose(sum(w for _, _, w in parts), 1.0, rtol=1e-9):
+        return []
+    block, part, weight = max(parts, key=lambda p: p[1] / total)
+    if part / total > max(0.5, 2 * weight):
+        return [BlockFlag(pair, block, part, total, n_blocks, weight)]
     return []

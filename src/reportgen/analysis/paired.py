@@ -150,7 +150,7 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
     binary = None
     if contract.primary_metric != "score" and not repeated:
         binary = stats.paired_binary(a, b, level)
-    bootstrap, row_level = None, None
+    bootstrap, row_level, cluster_test = None, None, None
     resamples, seed = contract.bootstrap_resamples, contract.bootstrap_seed
     clusters = [r.cluster or f"unit:{r.unit}" for r in usable]
     if matched is not None:
@@ -161,6 +161,7 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
         row_level = stats.paired_t(mb, ma, level)
     elif any(r.cluster for r in usable):
         bootstrap = stats.cluster_bootstrap(b - a, clusters, resamples, seed, level)
+        cluster_test = stats.sign_flip_test(b - a, clusters, resamples, seed)
     # Clusters make the pairs dependent: only the cluster bootstrap respects that.
     decided_on = "bootstrap" if bootstrap is not None and not repeated and difference.is_defined else "t"
     chosen = bootstrap if decided_on == "bootstrap" and bootstrap is not None else difference
@@ -172,31 +173,45 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
     # two can disagree near the boundary (5 discordant pairs, all one way: t rejects,
     # McNemar p = 0.0625), so a direction needs both. Clustered pairs are decided on the
     # cluster bootstrap alone, since McNemar assumes independent pairs too.
-    test = None
+    test, too_few = None, None
     if binary is not None and decided_on == "t":
         test = stats.Test(binary.mcnemar.p_value, contract.alpha, "the exact McNemar test")
+    if decided_on == "bootstrap" and bootstrap is not None and cluster_test is not None:
+        # A direction needs the cluster-level test to be able to reject at all (enough
+        # clusters), and to reject: the interval alone, from a few cluster means, is too narrow.
+        k = bootstrap.n_clusters or 0
+        too_few = stats.too_few_clusters(k, contract.alpha)
+        test = stats.Test(cluster_test.p_value, contract.alpha, f"the exact sign-flip test over {k} clusters")
+        # The bootstrap's own small-sample warning says what the decision does about it.
+        reads = (" no direction is read from so few clusters" if too_few else
+                 " a direction is read only where the exact sign-flip test over clusters rejects too")
+        bootstrap = dataclasses.replace(bootstrap, warnings=tuple(
+            w.replace("; prefer a t interval", ";" + reads) if "percentile bootstrap" in w else w
+            for w in bootstrap.warnings))
     # Where a second interval is printed beside it, the verdict names the one it read.
     basis = "the interval" if bootstrap is None else (
         "the cluster bootstrap interval" if decided_on == "bootstrap" else "the paired t interval")
-    verdict = _verdict(contract, low, high, critical, test, basis)
+    verdict = _verdict(contract, low, high, critical, test, too_few, basis)
     evidence = tuple(i for r in rows for i in r.candidate_calls) + tuple(i for r in rows for i in r.baseline_calls)
     return PairedComparison(
         baseline=baseline, candidate=candidate, unit="task" if repeated else "pair",
         metric="score" if contract.primary_metric == "score" else "pass", rows=tuple(rows),
         difference=difference, binary=binary, bootstrap=bootstrap, row_level=row_level,
         verdict=verdict, decided_on=decided_on, failure_rule=failure_rule(contract),
-        left_out=left_out, evidence=evidence)
+        left_out=left_out, evidence=evidence, cluster_test=cluster_test if decided_on == "bootstrap" else None)
 
 
 def _verdict(contract: RunContract, low: float, high: float, critical: bool,
-             test: stats.Test | None = None, basis: str = "the interval") -> Verdict:
+             test: stats.Test | None = None, not_decidable: str | None = None,
+             basis: str = "the interval") -> Verdict:
     """Decide on the interval of candidate - baseline, in the contract's direction. The
     t interval inverts the paired t test printed beside it, so those two always agree;
     ``test`` is any other test the page prints beside the decision."""
     return stats.decide(low, high, min_useful_effect=contract.min_useful_effect,
                         noninferiority_margin=contract.noninferiority_margin,
                         critical_failure=contract.block_on_critical and critical,
-                        higher_is_better=contract.higher_is_better, test=test, basis=basis)
+                        higher_is_better=contract.higher_is_better, test=test, not_decidable=not_decidable,
+                        basis=basis)
 
 
 def paired_comparison(contract: RunContract, calls: Sequence[Call], rows: Sequence[PairRow] | None = None) -> PairedComparison:

@@ -70,20 +70,25 @@ class ComparisonResult:
 
 @dataclass(frozen=True)
 class RankResult:
-    """Where a service's rate ranks, with the range of ranks the data allow.
+    """Where a service ranks, with the range of ranks the data allow.
 
-    Rank 1 is the highest pass rate. The interval is the central ``confidence_level``
-    range of the service's rank over parametric bootstrap resamples of every service's
-    pass count; services in one group cannot be told apart from the group's leader."""
+    Rank 1 is the best. The ranges of a board are simultaneous: with probability at
+    least ``confidence_level`` every service's true rank lies in its range at once. They
+    come from intervals of every pairwise difference at ``pair_level`` (Bonferroni over
+    ``pairs``); a group is placed above the next only where those intervals separate
+    every service of the one from every service of the other. ``low``/``high`` are None
+    when the service's spread is unknown (a score service with one score)."""
 
     service: str
     rank: float  # rank of the point estimate (ties share the average rank)
-    low: int
-    high: int
+    low: int | None
+    high: int | None
     group: int
     confidence_level: float
-    resamples: int
-    seed: int
+    pairs: int  # pairwise intervals behind the ranges
+    pair_level: float  # the level of each of them
+    metric: str = "pass"  # "pass" (Newcombe intervals) or "score" (Welch intervals)
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,7 @@ class BlockFlag:
     contribution: float  # the block's part of the overall difference
     overall: float
     n_blocks: int
+    weight: float | None = None  # the block's share of the estimate's weight (None: even, 1/n_blocks)
 
     @property
     def share(self) -> float:
@@ -144,7 +150,12 @@ class BlockFlag:
 
     @property
     def message(self) -> str:
-        even = f"with {self.n_blocks} blocks an even spread would be {1 / self.n_blocks:.0%} each"
+        weight = 1 / self.n_blocks if self.weight is None else self.weight
+        if self.weight is None or abs(self.weight - 1 / self.n_blocks) < 1e-9:
+            even = f"with {self.n_blocks} blocks an even spread would be {1 / self.n_blocks:.0%} each"
+        else:
+            even = (f"the block carries {weight:.0%} of the estimate's weight (its share of the calls the "
+                    "estimate is built from), so an even spread would give it that much")
         if self.share > 1:
             # The other blocks, together, point the other way.
             return (f"block {self.block} alone contributes more than the whole overall difference (the other "
@@ -205,6 +216,7 @@ class PairedComparison:
     failure_rule: str
     left_out: tuple[str, ...]  # units with no difference (no score on one side)
     evidence: tuple[str, ...]
+    cluster_test: TestResult | None = None  # clustered pairs: the exact sign-flip test over clusters
 
     @property
     def decided(self) -> Estimate:

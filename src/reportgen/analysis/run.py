@@ -55,8 +55,7 @@ def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
     if len(contract.candidates) > 1:  # several comparisons: their p-values are adjusted together
         overall = _holm_adjusted(overall, contract)
     if contract.design == "leaderboard":
-        ranks = rank_services(overall, contract.confidence_level, contract.bootstrap_resamples,
-                              contract.bootstrap_seed, contract.primary_metric == "score",
+        ranks = rank_services(overall, contract.confidence_level, contract.primary_metric == "score",
                               contract.higher_is_better)
     blocks = []
     excluded_in = Counter((c.block_id, c.service) for c in run.calls if c.first_submission and c.excluded)

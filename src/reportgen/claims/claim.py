@@ -20,11 +20,13 @@ ClaimKind = Literal["rate", "difference", "paired_difference", "test", "decision
                     "count", "quantity"]
 RESULTS_SCHEMA = "reportgen.results/1"
 
-RANK_METHOD = "parametric-bootstrap-rank"
+RANK_METHOD = "simultaneous-pairwise-rank"
 RANK_ASSUMPTIONS = (
-    "each service's calls are independent, with a stable pass probability",
-    "ranks from a parametric bootstrap of every service's pass count at its observed rate",
-    "services in one group cannot be told apart from the group's leader: read no order inside a group",
+    "each service's calls are independent, with a stable pass probability (or score distribution)",
+    "ranks from simultaneous intervals of every pairwise difference (Bonferroni over the pairs): "
+    "all ranges hold together",
+    "a group is placed above another only where every service of the one is separated from every "
+    "service of the other: read no order inside a group",
 )
 
 
@@ -152,7 +154,7 @@ class Claim:
     def low(self) -> float | None:
         r = self.result
         if isinstance(r, RankResult):
-            return float(r.low)
+            return None if r.low is None else float(r.low)
         source = self.interval_source
         return source.low if source is not None else None
 
@@ -160,7 +162,7 @@ class Claim:
     def high(self) -> float | None:
         r = self.result
         if isinstance(r, RankResult):
-            return float(r.high)
+            return None if r.high is None else float(r.high)
         source = self.interval_source
         return source.high if source is not None else None
 
@@ -263,7 +265,7 @@ class Claim:
     @property
     def warnings(self) -> tuple[str, ...]:
         r = self.result
-        own = r.test.warnings if isinstance(r, Tested) else (
+        own = r.test.warnings if isinstance(r, Tested) else r.warnings if isinstance(r, RankResult) else (
             self.interval_source.warnings if self.interval_source is not None else ())
         return own + self.flags
 

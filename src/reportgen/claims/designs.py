@@ -19,11 +19,18 @@ def rank_claims(analysis: ExperimentAnalysis) -> list[Claim]:
     run_id = analysis.run.contract.id
     first = {s.service: s.first_calls for s in analysis.overall.services}
     n = len(analysis.ranks)
-    return [Claim(
-        ClaimKey(run_id, r.service, "rank"), "rank",
-        f"{r.service}: rank of its first-submission pass rate among {n} services, group {r.group} "
-        f"({r.resamples} bootstrap resamples, seed {r.seed})", r, "rank", first[r.service])
-        for r in analysis.ranks]
+    out = []
+    for r in analysis.ranks:
+        metric = "mean score" if r.metric == "score" else "first-submission pass rate"
+        method = "Welch" if r.metric == "score" else "Newcombe"
+        range_words = ("no range: its spread is unknown" if r.low is None else
+                       (f"a simultaneous range from {r.pairs} pairwise {method} intervals, each at level "
+                        f"1 − {1 - r.confidence_level:g}/{r.pairs}"))
+        out.append(Claim(
+            ClaimKey(run_id, r.service, "rank"), "rank",
+            f"{r.service}: rank of its {metric} among {n} services, group {r.group} ({range_words})",
+            r, "rank", first[r.service]))
+    return out
 
 
 def paired_claims(p: PairedComparison, scope: Scope, headline_only: bool, decision: str) -> list[Claim]:
@@ -51,6 +58,12 @@ def paired_claims(p: PairedComparison, scope: Scope, headline_only: bool, decisi
             scope.key(pair, "bootstrap"), "paired_difference",
             f"{p.candidate} minus {p.baseline}{scope.where}: {kind}, {b.resamples} resamples, seed {b.seed}",
             b, unit, p.evidence))
+    if p.cluster_test is not None and p.bootstrap is not None:
+        out.append(Claim(
+            scope.key(pair, "sign_flip"), "test",
+            f"Exact sign-flip test, two-sided, of {p.candidate} vs {p.baseline} over {p.bootstrap.n_clusters} "
+            f"clusters{scope.where} (whole clusters' summed differences flipped)",
+            Tested(p.cluster_test), None, p.evidence))
     if headline_only:
         return out
     out += _pair_cell_claims(p, scope, pair)

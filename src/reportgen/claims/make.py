@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from reportgen.analysis.cautions import exploratory_caution, reference_gap_caution, reference_gaps
 from reportgen.analysis.results import ComparisonResult, ExperimentAnalysis, GroupAnalysis, ServiceResult
 from reportgen.claims.claim import Claim, Count, Decision, Quantity, Tested
 from reportgen.claims.designs import change_claims, paired_claims, rank_claims, retry_claims
@@ -17,6 +18,11 @@ from reportgen.model.outcomes import STATUS_LABELS
 # Claims a block flag warns about: the overall difference of the flagged comparison, in
 # every form the page shows it (the retry analysis is another question).
 FLAGGED_MEASURES = ("difference", "paired_difference", "bootstrap", "row_level")
+# Claims of an exploratory slice that a p-value or an interval of a comparison shows.
+SLICE_MEASURES = ("difference", "fisher", "welch", "paired_difference", "mcnemar", "bootstrap", "sign_flip")
+# Claims a reference missing from later windows weakens: the pooled comparison, and the
+# change of a service measured against the reference.
+POOLED_MEASURES = ("difference", "fisher", "verdict", "change_vs_reference")
 
 
 def build_claims(analysis: ExperimentAnalysis, findings: tuple[Finding, ...] = ()) -> tuple[Claim, ...]:
@@ -37,11 +43,34 @@ def build_claims(analysis: ExperimentAnalysis, findings: tuple[Finding, ...] = (
     for flag in analysis.block_flags:
         flagged.setdefault(flag.pair, []).append(flag.message)
     warnings = [f for f in findings if f.severity == "warning"]
+    cautions = _Cautions(analysis)
     return tuple(
         dataclasses.replace(c, findings=tuple(f.id for f in warnings if weakens(f, c.key)),
-                            flags=tuple(flagged.get(c.key.subject, ())) if _flaggable(c) else ())
+                            flags=(tuple(flagged.get(c.key.subject, ())) if _flaggable(c) else ()) + cautions.of(c))
         for c in claims
     )
+
+
+class _Cautions:
+    """The cautions of the run (computed once), and which claims they weaken."""
+
+    def __init__(self, analysis: ExperimentAnalysis) -> None:
+        self.exploratory = exploratory_caution(analysis)
+        self.registered = {s.name for s in analysis.slices if s.registered}
+        self.gaps = {candidate: reference_gap_caution(analysis, candidate, windows)
+                     for candidate, windows in reference_gaps(analysis).items()}
+
+    def of(self, claim: Claim) -> tuple[str, ...]:
+        key = claim.key
+        if key.slice is not None:
+            explored = key.measure in SLICE_MEASURES and key.slice not in self.registered
+            return (self.exploratory,) if explored and self.exploratory else ()
+        if key.block is not None or key.measure not in POOLED_MEASURES or not self.gaps:
+            return ()
+        subject = key.subject.candidate if isinstance(key.subject, Pair) else key.subject
+        if key.measure == "change_vs_reference" or isinstance(key.subject, Pair):
+            return (self.gaps[subject],) if subject in self.gaps else ()
+        return ()
 
 
 def _flaggable(claim: Claim) -> bool:

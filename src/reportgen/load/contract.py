@@ -228,8 +228,8 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
     title, question = run.string("title", required=False) or run_id, run.string("question") or ""
     # A rate's thresholds are fractions; a score's are on the score's own scale.
     score = primary_metric == "score"
-    min_useful_effect = run.number("min_useful_effect", *((None, None) if score else (-1.0, 1.0)))
-    noninferiority_margin = run.number("noninferiority_margin", 0.0, None if score else 1.0)
+    min_useful_effect = _magnitude(run, "min_useful_effect", None if score else 1.0)
+    noninferiority_margin = _magnitude(run, "noninferiority_margin", None if score else 1.0, open_at_zero=True)
     order = run.string("order", required=False)
     run.number("timeout_s", 0.0)  # nothing uses it, but a bad value is still reported
     retry, dispute_rule = run.string("retry", required=False), run.string("dispute_rule", required=False)
@@ -298,6 +298,19 @@ def _candidates(run: _Reader, design: str, baseline: str, service_ids: list[str]
             design == "independent" and len(service_ids) == 1):
         run.bad("candidates", f"the {design} design compares exactly one candidate with the baseline")
     return tuple(candidates)
+
+
+def _magnitude(run: _Reader, key: str, high: float | None, open_at_zero: bool = False) -> float | None:
+    """A threshold given as a magnitude in the direction of better: a negative one is
+    refused rather than silently flipped (higher_is_better already says which way)."""
+    raw = run.table.get(key)
+    negative = isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw < 0
+    value = run.number(key, 0.0 if open_at_zero and not negative else None, high)
+    if value is not None and value < 0:
+        run.bad(key, f"must not be negative, got {value:g}: it is a magnitude in the direction of better "
+                     f"(run.higher_is_better says which way that is); write {-value:g}")
+        return None
+    return value
 
 
 def _bootstrap(run: _Reader, run_id: str) -> tuple[int, int]:

@@ -9,7 +9,8 @@ naming the page, the line and the nearest existing ids. Raw HTML is not passed t
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -35,6 +36,9 @@ class RenderedPage:
     page: Page
     html: str  # the body, safe to insert: markdown without raw HTML
     cited: tuple[str, ...]  # claim ids, in order of first citation
+    # Build warnings, "pages/x.md:line: ...": a word claiming a direction or significance
+    # beside a citation whose decision does not say so.
+    cautions: tuple[str, ...] = ()
 
 
 def markdown() -> MarkdownIt:
@@ -105,5 +109,67 @@ def render_pages(pages: tuple[Page, ...], claims: Mapping[str, Claim], claim_htm
     for page in pages:
         env: dict = {}
         html = md.render(page.text, env)
-        rendered.append(RenderedPage(page, html, tuple(dict.fromkeys(env.get("cited", [])))))
+        rendered.append(RenderedPage(page, html, tuple(dict.fromkeys(env.get("cited", []))),
+                                     wording_cautions(page, claims, md)))
     return tuple(rendered)
+
+
+# Words that claim a direction (or significance), and the verdicts that say so.
+_CLAIMING = re.compile(r"\b(significant(?:ly)?|better|worse|improved?|improvements?|outperform\w*|superior|inferior)\b",
+                       re.IGNORECASE)
+_NEGATION = re.compile(r"\b(not|no|nor|neither|never|without|cannot)\b[^.;:]{0,24}$|n't\s+\S*\s*$", re.IGNORECASE)
+_SHOWS = {
+    "better": {"useful_improvement", "improvement_not_useful_size"},
+    "worse": {"candidate_worse"},
+    "significant": {"useful_improvement", "improvement_not_useful_size", "candidate_worse"},
+}
+_ROLE = re.compile(r"\{claim\}`([^`]+)`")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z*_{(\[])")
+
+
+def _direction(word: str) -> str:
+    word = word.lower()
+    if word.startswith("significant"):
+        return "significant"
+    return "worse" if word in ("worse", "inferior") else "better"
+
+
+def _decision_of(claim: Claim, claims: Mapping[str, Claim]) -> Claim | None:
+    """The decision a cited claim belongs to: itself, or its comparison's verdict."""
+    if claim.kind == "decision":
+        return claim
+    if not claim.key.is_comparison:
+        return None
+    return claims.get(replace(claim.key, measure="verdict", detail=None).id)
+
+
+def wording_cautions(page: Page, claims: Mapping[str, Claim], md: MarkdownIt | None = None) -> tuple[str, ...]:
+    """Each sentence that cites a claim and uses a word like "significant", "better",
+    "worse" or "improved" (not negated) when the cited comparison's decision does not
+    show that: one line naming the page, the line, the word and the decision."""
+    md = md or markdown()
+    out: list[str] = []
+    for block in md.parse(page.text):
+        if block.type != "inline" or not block.map:
+            continue
+        offset = 0
+        for sentence in _SENTENCE_END.split(block.content):
+            start = block.content.find(sentence, offset)
+            offset = max(start, 0) + len(sentence)
+            cited = [claims[i.strip()] for i in _ROLE.findall(sentence) if i.strip() in claims]
+            decisions = [d for d in (_decision_of(c, claims) for c in cited) if d is not None]
+            if not decisions:
+                continue
+            prose = _ROLE.sub(" ", sentence)
+            for match in _CLAIMING.finditer(prose):
+                if _NEGATION.search(prose[:match.start()]):
+                    continue
+                shows = _SHOWS[_direction(match.group(1))]
+                for decision in decisions:
+                    if decision.verdict in shows:
+                        continue
+                    line = block.map[0] + 1 + block.content[:max(start, 0)].count("\n")
+                    out.append(f"{page.rel}:{line}: wording: \"{match.group(1)}\" beside the citation of "
+                               f"{decision.id}, whose decision is \"{decision.verdict_label}\": the data do not "
+                               f"show that; say what the interval shows")
+    return tuple(dict.fromkeys(out))

@@ -54,7 +54,8 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
     findings = findings_index(report)
     nav_pages = [(p.page.name, p.page.title) for p in report.pages]
     common = dict(site=config, built_at=report.built_at, claims=claims, findings=findings,
-                  digest=report.source.digest, nav_pages=nav_pages)
+                  digest=report.source.digest, nav_pages=nav_pages,
+                  wording=tuple(w for p in report.pages for w in p.cautions))
     templates: dict[str, jinja2.Template] = {}
 
     def page(path: str, template: str, **context) -> None:

@@ -182,11 +182,30 @@ def p_is(value: float | None) -> str:
     return f"p {shown}" if shown[0] in "<>" else f"p = {shown}"
 
 
-def p_value_reading(p: float, alpha: float) -> str:
-    """One line on what the p-value is, and is not."""
+_NULL_AND_EXTREME = {
+    # test: (the hypothesis p is computed under, what "at least as extreme" means for it)
+    "fisher": ("both services had the same pass probability", "a split of passes at least this uneven"),
+    "welch": ("both services had the same mean score",
+              "a difference of mean scores at least this large, in either direction,"),
+    "paired-t": ("the mean difference over the units were zero",
+                 "a mean difference at least this large, in either direction,"),
+    "mcnemar": ("both services had the same pass probability on every task",
+                "a split of the discordant pairs at least this uneven"),
+    "sign-flip": ("each cluster's summed difference were as likely to point either way",
+                  "a total difference at least this far from zero, in either direction,"),
+}
+
+
+def p_value_reading(p: float | None, alpha: float, test: str = "fisher") -> str:
+    """One line on what the p-value of ``test`` ("fisher", "welch", "paired-t",
+    "mcnemar") is, and is not, in that test's own terms. An undefined p gets no
+    probability sentence."""
+    if p is None or not math.isfinite(p):
+        return ("No p-value can be computed from these data (see the warning beside the test), so no "
+                "probability is stated and no direction is read from it.")
+    null, extreme = _NULL_AND_EXTREME[test]
     share = f"about {percent(p, 1)}" if p >= 0.001 else "less than 0.1%"
     side = "below" if p < alpha else "not below"
-    return (f"If both services had the same pass probability, a split of passes at least this "
-            f"uneven would occur in {share} of runs like this one; p is {side} the "
+    return (f"If {null}, {extreme} would occur in {share} of runs like this one; p is {side} the "
             f"pre-registered α = {alpha:g}. It is not the probability that either service is "
             "better, nor that the result is due to chance.")

@@ -12,6 +12,7 @@ from .bootstrap import (
                         mean_resamples,
                         paired_bootstrap,
 )
+from .clusters import min_clusters, sign_flip_test, too_few_clusters
 from .decisions import Test, Verdict, decide
 from .means import MeanComparison, welch_difference
 from .multiple import holm
@@ -40,10 +41,13 @@ __all__ = [
                         "holm",
                         "mcnemar_exact",
                         "mean_resamples",
+                        "min_clusters",
                         "newcombe_difference",
                         "paired_binary",
                         "paired_bootstrap",
                         "paired_t",
+                        "sign_flip_test",
+                        "too_few_clusters",
                         "welch_difference",
                         "wilson",
 ]

@@ -74,18 +74,24 @@ def decide(
     critical_failure: bool = False,
     higher_is_better: bool = True,
     test: Test | None = None,
+    not_decidable: str | None = None,
     basis: str = "the interval",
 ) -> Verdict:
     """The pre-registered verdict for an effect interval ``[low, high]`` of candidate -
     baseline (as printed). ``min_useful_effect`` and ``noninferiority_margin`` are
-    magnitudes in the direction of better. ``basis`` names the interval in the verdict's
-    sentences ("the 99.17% Bonferroni-adjusted interval"), so a reader never has to guess
-    which of the intervals on the page the decision was read on."""
+    magnitudes in the direction of better: a negative one is refused (its sign would
+    otherwise be dropped). ``not_decidable`` is a reason, found by the caller, why no
+    decision can be read from these data (too few clusters, for example). ``basis`` names
+    the interval in the verdict's sentences ("the 99.17% Bonferroni-adjusted interval"), so
+    a reader never has to guess which of the intervals on the page the decision was read on."""
+    for name, value in (("min_useful_effect", min_useful_effect), ("noninferiority_margin", noninferiority_margin)):
+        if value is not None and not float(value) >= 0:
+            raise ValueError(f"{name} is a magnitude in the direction of better and must be >= 0, got {value!r}")
     words = _Words(higher_is_better, basis)
     # Oriented so that positive means the candidate is better.
     better_low, better_high = (low, high) if higher_is_better else (-high, -low)
-    mue = None if min_useful_effect is None else abs(float(min_useful_effect))
-    undecidable = _undecidable(low, high)
+    mue = None if min_useful_effect is None else float(min_useful_effect)
+    undecidable = not_decidable or _undecidable(low, high)
     code: VerdictCode
     if critical_failure:
         code, reason = "blocked_by_critical", "a critical failure of the candidate blocks adoption whatever the interval."
@@ -100,7 +106,7 @@ def decide(
         label = "improvement shown"
     noninferior, ni_text = None, None
     if noninferiority_margin is not None and not undecidable:
-        noninferior = better_low > -abs(float(noninferiority_margin))
+        noninferior = better_low > -float(noninferiority_margin)
         ni_text = words.noninferior if noninferior else words.not_noninferior
     return Verdict(code, label, reason, low, high, min_useful_effect, noninferiority_margin, noninferior, ni_text,
                    higher_is_better, basis)

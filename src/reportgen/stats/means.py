@@ -49,7 +49,9 @@ def welch_difference(b: ArrayLike, a: ArrayLike, confidence_level: float = 0.95)
         return _undefined(mean, level, FEW_SCORES)
     vb, va = float(np.var(b_arr, ddof=1)), float(np.var(a_arr, ddof=1))
     se = math.sqrt(vb / nb + va / na)
-    scale = max(1.0, float(np.max(np.abs(b_arr))), float(np.max(np.abs(a_arr))))
+    # Relative to the data's own scale (no floor in fixed units): multiplying every
+    # score by 1e12 or 1e-12 changes nothing.
+    scale = max(float(np.max(np.abs(b_arr))), float(np.max(np.abs(a_arr))))
     if se <= 64 * np.finfo(float).eps * scale:
         # Every score equal within each service: the spread is zero up to rounding.
         return _undefined(mean, level, ALL_TIES_WELCH, zero_width=True)

@@ -138,7 +138,9 @@ def paired_t(b: ArrayLike, a: ArrayLike, confidence_level: float = 0.95) -> Pair
 
     if n == 1:
         return estimate(mean, mean, None, None, warnings=(ONE_PAIR_T,))
-    scale = max(1.0, float(np.max(np.abs(b_arr))), float(np.max(np.abs(a_arr))))
+    # Relative to the data's own scale (no floor in fixed units): multiplying every
+    # score by 1e12 or 1e-12 changes nothing.
+    scale = max(float(np.max(np.abs(b_arr))), float(np.max(np.abs(a_arr))))
     if float(np.ptp(d)) <= 64 * np.finfo(float).eps * scale:
         # Equal up to rounding (0.7 - 0.2 and 3.5 - 3 differ in the last bit): tested on
         # the values, not on sd == 0, which would leave an absurdly narrow "real" interval.

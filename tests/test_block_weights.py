@@ -1,0 +1,48 @@
+"""A block's share of a difference is read against the block's own weight in the
+estimate: with task means over unequal repetitions, block 1 (every task's first
+repetition) carries far more than 1/blocks of the weight, so a share near that weight is
+no sign of a time effect. Oracle: the weights and shares recomputed here by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import CONTRACT
+from test_designs import analysed, paired_rows
+
+REPEATED = CONTRACT.replace('design = "independent"', 'design = "repeated"').replace(
+    'primary_metric = "first_pass_rate"', 'primary_metric = "score"').replace(
+    'blocks = ["1", "2"]', 'blocks = ["1", "2", "3", "4", "5"]')
+
+
+def repeated_source(make_source, reps: list[int], gain):
+    cells = [(t, r) for t, k in enumerate(reps, 1) for r in range(1, k + 1)]
+    contract = REPEATED.replace("planned_calls = 4", f"planned_calls = {len(cells)}")
+    rows = paired_rows([1.0] * len(cells), [1.0 + gain(t, r) for t, r in cells],
+                       task_id=[f"t{t}" for t, _ in cells], repetition=[str(r) for _, r in cells],
+                       block_id=[str(r) for _, r in cells])
+    return make_source(rows, contract=contract)
+
+
+def test_a_share_that_matches_the_blocks_weight_is_not_flagged(make_source):
+    # The same gain in every repetition: no time effect. Block 1 carries mean(1/K) of
+    # the task-mean weight (78% here) and contributes exactly that share.
+    reps = [1, 1, 1, 2, 5, 1, 1, 2]
+    noise = [0.0, 0.01, -0.01, 0.02, 0.0]
+    analysis, _ = analysed(repeated_source(make_source, reps, lambda t, r: 1.0 + noise[(t + r) % 5]))
+    assert analysis.paired.difference.low > 0
+    weight = np.mean([1 / k for k in reps])
+    assert weight == pytest.approx(0.775)
+    assert analysis.block_flags == ()
+
+
+def test_a_gain_in_a_light_block_is_flagged_with_the_blocks_own_weight(make_source):
+    reps = [5] * 8 + [1, 1]
+    analysis, _ = analysed(repeated_source(make_source, reps, lambda t, r: (5.0 + 0.1 * t) if r == 5 else 0.01 * t))
+    assert analysis.paired.difference.low > 0
+    [flag] = analysis.block_flags
+    weight = np.mean([1 / k if k >= 5 else 0.0 for k in reps])  # block 5 holds 1/5 of 8 tasks' calls
+    assert flag.block == "5" and flag.weight == pytest.approx(weight)
+    assert f"carries {weight:.0%} of the estimate's weight" in flag.message
+    assert "even spread would be 20% each" not in flag.message
