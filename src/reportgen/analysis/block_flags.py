@@ -62,7 +62,7 @@ def _paired_parts(paired: PairedComparison, blocks: tuple[GroupAnalysis, ...]) -
     if not n:
         return []
     totals = {r.unit: (len(r.candidate_calls), len(r.baseline_calls)) for r in paired.rows}
-    parts: list[tuple[str, float]] = []
+    parts: list[tuple[str, float, float]] = []
     for block in blocks:
         part = weight = 0.0
         for row in (r for p in block.paired for r in p.rows):
