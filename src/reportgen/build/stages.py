@@ -100,14 +100,14 @@ def _audit(validated: ValidatedSource, renders: BackgroundRenders, redact: bool,
             renders.start(run, artifacts)
         found = apart.result(run.contract.id)
         if found is None:
-            audited.append(audit_with_artifacts(run, artifacts, clean))
+            audited.append(audit_with_artifacts(run, artifacts, clean, validated.config.not_credentials))
         else:
             audited.append(AuditedRun(run, artifacts, found.findings))
             if clean is not None:
                 clean.update(found.clean)
     gc.freeze()
     if redact:  # with --redact, the redacted copies are what is drawn
-        audited = [redact_audited(a) for a in audited]
+        audited = [redact_audited(a, validated.config.not_credentials) for a in audited]
         for item in audited:
             renders.start(item.run, item.artifacts)
     refuse_errors(audited)
