@@ -55,14 +55,16 @@ class FindingLine:
         return self.calls[:LISTED_CALLS]
 
 
-def finding_lines(findings: Iterable[Finding]) -> tuple[FindingLine, ...]:
+def finding_lines(findings: Iterable[Finding], across_services: bool = True) -> tuple[FindingLine, ...]:
     """Findings of one severity, code and summary as one line each, in the order their
-    first finding comes (errors first, then by file and line: the audit's order)."""
-    groups: dict[tuple[str, str, str], list[Finding]] = {}
+    first finding comes (errors first, then by file and line: the audit's order). Not
+    ``across_services`` (a service's page), each service's findings are lines of their
+    own, so that each line links to its finding."""
+    groups: dict[tuple[str, str, str, tuple[str, ...]], list[Finding]] = {}
     for f in findings:
-        groups.setdefault((f.severity, f.code, f.short), []).append(f)
+        groups.setdefault((f.severity, f.code, f.short, () if across_services else f.services), []).append(f)
     lines = []
-    for (severity, code, text), members in groups.items():
+    for (severity, code, text, _), members in groups.items():
         per_service: dict[str, int] = {}
         calls: dict[str, None] = {}
         for f in members:

@@ -152,7 +152,8 @@ def run_view(run: RunReport, shared: RunSheets) -> RunView:
             SheetLink(place.first, place.last, FROM_ROOT + name, tuple(c.call_id for c in place.calls)))
     services = tuple(ServiceView(s.id, s, analysis.overall.service(s.id), tuple(by_service.get(s.id, ())),
                                  touching.get(s.id, ()), tuple(sheets.get(s.id, ())),
-                                 finding_lines(touching.get(s.id, ())), served.get(s.id, ()))
+                                 finding_lines(touching.get(s.id, ()), across_services=False),
+                                 served.get(s.id, ()))
                      for s in contract.services)
     return RunView(
         id=contract.id, contract=contract, analysis=analysis, services=services, calls=tuple(calls),
