@@ -124,7 +124,7 @@ def test_concurrency_unequal(make_source):
 def test_returned_model_differs(make_source):
     f = only(findings_of(make_source(rows_where(**{"Y-3": {"returned_model": "m-0-mini"}}))), "returned-model-differs")
     assert (f.line, f.field, f.services) == (8, "returned_model", ("Y",))
-    assert f.message.startswith("Y: 1 calls (Y-3) returned m-0-mini instead of the requested m-1")
+    assert f.message.startswith("Y: 1 call (Y-3) returned m-0-mini instead of the requested m-1")
 
 
 def contract_with_params(x: str, y: str) -> str:

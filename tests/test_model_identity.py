@@ -79,7 +79,7 @@ def test_a_service_served_by_two_snapshots_is_warned(make_source):
     (mixed,) = [f for f in findings if f.code == "returned-snapshots-mixed"]
     assert mixed.severity == "warning" and mixed.services == ("Y",)
     assert mixed.calls == ("Y-3",) and mixed.line == 8 and mixed.field == "returned_model"
-    assert f"{SNAPSHOT}: 2 calls; {later}: 1 calls" in mixed.message
+    assert f"{SNAPSHOT}: 2 calls; {later}: 1 call" in mixed.message
     assert not [f for f in findings if f.code == "returned-model-differs"]
 
 
@@ -87,7 +87,7 @@ def test_another_family_is_still_a_substitution(make_source):
     source = make_source(rows_returning({"Y-3": "m-0-mini-2026-09-30", "Y-4": SNAPSHOT}))
     (differs,) = [f for f in codes(source) if f.code == "returned-model-differs"]
     assert differs.services == ("Y",) and differs.calls == ("Y-3",)
-    assert differs.message.startswith("Y: 1 calls (Y-3) returned m-0-mini-2026-09-30 instead of the requested m-1")
+    assert differs.message.startswith("Y: 1 call (Y-3) returned m-0-mini-2026-09-30 instead of the requested m-1")
     assert not [f for f in codes(source) if f.code == "returned-snapshots-mixed"]
 
 

@@ -91,7 +91,7 @@ def returned_model_findings(run: ValidatedRun) -> Iterator[Finding]:
         models = ", ".join(sorted({c.returned_model for c in calls}))
         ids = tuple(c.call_id for c in calls)
         yield Finding("returned-model-differs", "warning", run.log.file, calls[0].line, "returned_model",
-                      f"{service}: {len(calls)} calls ({some_ids(ids)}) returned {models} instead of the requested "
+                      f"{service}: {_calls(len(calls))} ({some_ids(ids)}) returned {models} instead of the requested "
                       f"{calls[0].requested_model}; the interface's model string is not proof either way, but "
                       "these calls may not have been served by the model under test", (service,), calls=ids,
                       summary=f"returned {models} instead of the requested {calls[0].requested_model}: these "
@@ -100,7 +100,7 @@ def returned_model_findings(run: ValidatedRun) -> Iterator[Finding]:
         if len(by_model) < 2:
             continue
         ordered = sorted(by_model.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-        served = "; ".join(f"{model}: {len(calls)} calls" for model, calls in ordered)
+        served = "; ".join(f"{model}: {_calls(len(calls))}" for model, calls in ordered)
         mixed = sorted((c for model, calls in ordered[1:] for c in calls), key=lambda c: c.line)
         ids = tuple(c.call_id for c in mixed)
         yield Finding("returned-snapshots-mixed", "warning", run.log.file, mixed[0].line, "returned_model",
@@ -109,3 +109,7 @@ def returned_model_findings(run: ValidatedRun) -> Iterator[Finding]:
                       "from a change of model during the run, not from the service", (service,), calls=ids,
                       summary=f"one alias served by {len(ordered)} dated snapshots during the run: a difference "
                       "may come from a change of model, not from the service")
+
+
+def _calls(n: int) -> str:
+    return f"{n} call{'s' if n != 1 else ''}"
