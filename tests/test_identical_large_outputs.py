@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 
-from conftest import REQUEST, SVG, default_rows, request_hash
+from conftest import REQUEST, SVG, default_rows, request_hash, svg_for
 from reportgen.audit.identical import LARGE_OUTPUT
 from reportgen.audit.stage import audit_source
+from reportgen.load.artifacts import (collect_artifacts, drawing_digest, drawing_digests, drawings_and_graded,
+                                      graded_outputs)
 from reportgen.load.source import load_source
 from sitecheck import text
 
@@ -98,3 +100,14 @@ def test_one_large_output_across_services_is_flagged_per_service_only(make_sourc
     answer(source, "X-1", LARGE_SVG, LARGE_SVG)
     answer(source, "Y-1", LARGE_SVG, LARGE_SVG)
     assert identical(source) == []
+
+
+def test_drawings_and_graded_agree_with_their_separate_forms(make_source):
+    source = make_source()
+    answer(source, "X-1", "no drawing here, only prose\n")
+    run = load_source(source).runs[0]
+    artifacts = collect_artifacts(run)
+    drawings, graded = drawings_and_graded(artifacts)
+    assert drawings == drawing_digests(artifacts) and graded == graded_outputs(artifacts)
+    assert "X-1" in graded and "X-1" not in drawings
+    assert graded["X-3"] == (drawing_digest(svg_for("X-3").encode()), len(svg_for("X-3").strip()))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from reportgen.audit.credentials import credential_findings
 from reportgen.audit.protocol import audit_run
 from reportgen.errors import AuditError
-from reportgen.load.artifacts import artifact_hashes, collect_artifacts, drawing_digests, graded_outputs
+from reportgen.load.artifacts import artifact_hashes, collect_artifacts, drawings_and_graded
 from reportgen.model.artifacts import CallArtifacts
 from reportgen.model.source import AuditedRun, ValidatedRun, ValidatedSource
 
@@ -21,7 +21,8 @@ def audit_with_artifacts(run: ValidatedRun, artifacts: dict[str, CallArtifacts],
                          clean: set[str] | None = None, not_credentials: tuple[str, ...] = ()) -> AuditedRun:
     """The run checked against its contract, and its inputs for credentials (``clean``,
     ``not_credentials``: see ``credential_findings``)."""
-    findings = (audit_run(run, artifact_hashes(artifacts), drawing_digests(artifacts), graded_outputs(artifacts))
+    drawings, graded = drawings_and_graded(artifacts)
+    findings = (audit_run(run, artifact_hashes(artifacts), drawings, graded)
                 + credential_findings(run, artifacts, clean, not_credentials))
     return AuditedRun(run, artifacts, findings)
 

@@ -161,6 +161,16 @@ def sized_drawing_digest(data: bytes) -> tuple[str, int]:
     return sha256(drawing), len(drawing)
 
 
+def drawings_and_graded(artifacts: Mapping[str, CallArtifacts]
+                        ) -> tuple[dict[str, str], dict[str, tuple[str, int]]]:
+    """``drawing_digests`` and ``graded_outputs`` at once, each drawing normalised once
+    (a call with a drawing is graded on it)."""
+    graded = graded_outputs(artifacts)
+    drawings = {cid: graded[cid][0] for cid, bundle in artifacts.items()
+                if cid in graded and bundle.first("svg") is not None}
+    return drawings, graded
+
+
 def graded_outputs(artifacts: Mapping[str, CallArtifacts]) -> dict[str, tuple[str, int]]:
     """Each call's graded output as a digest and a size: its drawing (as
     ``drawing_digest``), else its whole response (its own files)."""
