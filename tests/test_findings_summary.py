@@ -93,3 +93,16 @@ def test_one_kind_across_services_is_one_line(make_source, run_cli, tmp_path):
     assert "2 calls of X: byte-identical responses" in service and "2 calls of Y: byte-identical" in service
     assert {'href="index.html#finding-mini.identical-outputs.1"', 'href="index.html#finding-mini.identical-outputs.2"'
             } <= set(re.findall(r'href="index.html#finding-[^"]*"', service))
+
+
+def test_the_demo_leaderboard_repeats_are_one_line(demo_site):
+    """Six services each repeating drawings: six near-identical warnings, one line."""
+    page = text(demo_site / "experiments/relay-leaderboard/index.html")
+    lines = lines_of(audit_section(page))
+    (line,) = [line for line in lines if "<code>identical-outputs</code>" in line]
+    assert len(lines) == 1 and "6 warnings, in 1 line" in audit_section(page)
+    assert re.search(r"\d+ calls of relay-01 \(\d+\), relay-02 \(\d+\), relay-03 \(\d+\), relay-04 \(\d+\), "
+                     r"relay-05 \(\d+\), relay-06 \(\d+\): one drawing inside different responses", line)
+    assert len(re.findall(r'href="[^"]*#call-', outside_details(line))) == 0
+    # The leaderboard itself comes before the audit.
+    assert page.index('<section id="leaderboard">') < page.index('<section id="audit">')
