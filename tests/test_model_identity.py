@@ -5,6 +5,7 @@ several snapshots behind one service's calls are warnings."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +107,24 @@ def test_many_calls_name_a_handful_inline(make_source):
     (differs,) = [f for f in codes(source) if f.code == "returned-model-differs"]
     assert len(differs.calls) == 12
     assert "Y-1, Y-2, Y-3, Y-4, Y-5, … (12 in all)" in differs.message and "Y-6" not in differs.message
+
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval-logs" / "inspect_ai"
+POPULARITY = "tests/scorer/logs/2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
+
+
+def served_as_imported(log: Path, run_cli, tmp_path: Path) -> None:
+    """An OpenAI-served Inspect log: openai/gpt-4o-mini answered as gpt-4o-mini-2024-07-18
+    on every call is stated once beside the service, not a warning on all of them."""
+    assert run_cli("import", "inspect", log, "--into", tmp_path / "src").exit_code == 0
+    assert run_cli("build", tmp_path / "src", "--out", tmp_path / "site", "-q").exit_code == 0
+    version = tmp_path / "site/v1"
+    findings = json.loads(text(version / "data/results.json"))["findings"]
+    assert not [f for f in findings if f["code"].startswith("returned-")]
+    (experiment,) = (version / "experiments").iterdir()
+    assert "served as gpt-4o-mini-2024-07-18" in text(experiment / "index.html")
+
+
+@pytest.mark.skipif(not (SHARED / POPULARITY).is_file(), reason="the shared Inspect logs are not here")
+def test_an_openai_served_import_is_not_warned(run_cli, tmp_path):
+    served_as_imported(SHARED / POPULARITY, run_cli, tmp_path)
