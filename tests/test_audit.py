@@ -124,7 +124,7 @@ def test_concurrency_unequal(make_source):
 def test_returned_model_differs(make_source):
     f = only(findings_of(make_source(rows_where(**{"Y-3": {"returned_model": "m-0-mini"}}))), "returned-model-differs")
     assert (f.line, f.field, f.services) == (8, "returned_model", ("Y",))
-    assert f.message.startswith("Y: 1 calls (Y-3) returned m-0-mini instead of the requested m-1")
+    assert f.message.startswith("Y: 1 call (Y-3) returned m-0-mini instead of the requested m-1")
 
 
 def contract_with_params(x: str, y: str) -> str:
@@ -250,7 +250,8 @@ def test_credentials_are_refused(make_source, run_cli, tmp_path, where, secret, 
         location = "experiments/mini/artifacts/X-1/response.txt:5"
     f = only(findings_of(source), "credential")
     assert f.severity == "error" and f"{f.file}:{f.line}" == location
-    assert f.message.startswith(f"looks like a {kind}: remove it (and revoke it) before publishing")
+    article = "an" if kind[0] in "AO" else "a"
+    assert f.message.startswith(f"looks like {article} {kind}: remove it (and revoke it) before publishing")
     result = run_cli("build", source, "--out", tmp_path / "site")
     assert result.exit_code == 1 and not (tmp_path / "site").exists()
     assert secret not in result.output

@@ -102,7 +102,7 @@ def test_a_known_clean_content_is_not_scanned_again(make_source, run_cli, tmp_pa
     response = source / "experiments/mini/artifacts/X-1/response.txt"
     response.write_text(response.read_text() + "key: sk-proj-" + "s" * 40 + "\n")
     result = run_cli("build", source, "--out", site, "--version", "v3", "-q")
-    assert result.exit_code == 1 and "looks like a OpenAI-style API key" in result.output
+    assert result.exit_code == 1 and "looks like an OpenAI-style API key" in result.output
 
 
 def test_a_written_png_decodes_as_the_drawing():

@@ -82,7 +82,7 @@ def test_a_credential_found_apart_stops_the_build(make_source, tmp_path, monkeyp
     source = make_source()
     response = source / "experiments/mini/artifacts/X-1/response.txt"
     response.write_text(response.read_text() + "key: sk-proj-" + "s" * 40 + "\n")
-    with pytest.raises(AuditError, match="looks like a OpenAI-style API key"):
+    with pytest.raises(AuditError, match="looks like an OpenAI-style API key"):
         build_site(source, tmp_path / "site", cache=tmp_path / "cache", runner=AUDIT_APART)
     assert not (tmp_path / "site" / "v1").exists()
 

@@ -51,12 +51,20 @@ _ANY_PREFIX = re.compile(r"sk-|akia|asia|aiza|gh[pousr]_|github_pat_|hf_|xox[abp
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 
 
-def scan_text(text: str, file: str, first_line: int = 1) -> Iterator[Credential]:
+def _secret(match: re.Match[str]) -> str:
+    """What a match takes for the credential: its ``secret`` group, or all of it."""
+    return match.group("secret") if "secret" in match.re.groupindex and match.group("secret") else match.group(0)
+
+
+def scan_text(text: str, file: str, first_line: int = 1, allowed: frozenset[str] = frozenset()
+              ) -> Iterator[Credential]:
+    """Each line that holds a credential; ``allowed``: texts reviewed and declared not
+    credentials (``[audit] not_credentials``), excused when a match is exactly one of them."""
     if not _ANY_PREFIX.search((text if text.isascii() else text.translate(_FOLD)).lower()):
         return
     for number, line in enumerate(text.splitlines(), first_line):
         for kind, pattern in PATTERNS:
-            if pattern.search(line):
+            if any(_secret(m) not in allowed for m in pattern.finditer(line)):
                 yield Credential(file, number, kind)
                 break
 
@@ -64,16 +72,27 @@ def scan_text(text: str, file: str, first_line: int = 1) -> Iterator[Credential]
 REDACTED = "[REDACTED {kind}]"
 
 
-def redact(data: bytes) -> tuple[bytes, list[tuple[int, str]]]:
+def with_article(noun: str) -> str:
+    """"a" or "an" before ``noun``, by how its first word sounds: "an API key field",
+    "an AWS access key id", "a GitHub token"."""
+    word = noun.split(" ", 1)[0]
+    # An abbreviation read letter by letter sounds a vowel first when it starts with one of these.
+    vowel = word[:1].lower() in "aeiou" or (word.isupper() and len(word) > 1 and word[0] in "FHLMNRSX")
+    return f"{'an' if vowel else 'a'} {noun}"
+
+
+def redact(data: bytes, allowed: frozenset[str] = frozenset()) -> tuple[bytes, list[tuple[int, str]]]:
     """``data`` with every credential replaced by a marker naming its kind, and the
     (line, kind) of each replacement. Only the secret is replaced, so a JSON body
-    stays valid JSON."""
+    stays valid JSON; a text declared not a credential (``allowed``) is left as it is."""
     text = data.decode("utf-8", "replace")
     found: list[tuple[int, str]] = []
     lines = text.splitlines(keepends=True)
     for number, line in enumerate(lines):
         for kind, pattern in PATTERNS:
             def replace(match: re.Match[str], kind: str = kind) -> str:
+                if _secret(match) in allowed:
+                    return match.group(0)
                 found.append((number + 1, kind))
                 if "secret" in match.re.groupindex and match.group("secret"):
                     start, end = match.span("secret")
@@ -86,23 +105,28 @@ def redact(data: bytes) -> tuple[bytes, list[tuple[int, str]]]:
     return "".join(lines).encode("utf-8"), found
 
 
-def scan_files(files: Iterable[tuple[str, bytes]]) -> list[Credential]:
+def scan_files(files: Iterable[tuple[str, bytes]], allowed: frozenset[str] = frozenset()) -> list[Credential]:
     found: list[Credential] = []
     # Many calls return the same bytes (a pool of drawings): each content is scanned once.
     by_content: dict[bytes, list[tuple[int, str]]] = {}
     for name, data in files:
         hits = by_content.get(data)
         if hits is None:
-            hits = by_content[data] = [(c.line, c.kind) for c in scan_text(data.decode("utf-8", "replace"), "")]
+            text = data.decode("utf-8", "replace")
+            hits = by_content[data] = [(c.line, c.kind) for c in scan_text(text, "", 1, allowed)]
         found.extend(Credential(name, line, kind) for line, kind in hits)
     return found
 
 
 def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts],
-                        clean: set[str] | None = None) -> tuple[Finding, ...]:
+                        clean: set[str] | None = None, not_credentials: tuple[str, ...] = ()
+                        ) -> tuple[Finding, ...]:
     """Every credential in the run's log, contract, requests and artifacts. ``clean``: the
     sha256 of artifact contents known to hold none (scanned by this same code before);
-    they are not scanned again, and the contents found clean now are added to it."""
+    they are not scanned again, and the contents found clean now are added to it, except
+    those holding a text declared not a credential (``not_credentials``, from
+    reportgen.toml: a later build without that declaration scans them again)."""
+    allowed = frozenset(not_credentials)
     # A Parquet log is binary (maybe compressed): its values are scanned, row by row.
     files = [(run.log.file, searchable_text(run.log)), (f"{run.rel_folder}/run.toml", run.contract.text.encode("utf-8"))]
     files += [(f"{run.rel_folder}/requests/{hexdigest}.json", data) for hexdigest, data in sorted(run.requests.items())]
@@ -115,13 +139,15 @@ def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts],
         names = {cid: os.path.basename(os.path.normpath(path)) for cid, path in paths.items()}
         named = [(f"{run.rel_folder}/{paths[cid]}" + ("" if a.name == names[cid] else f"/{a.name}"), a)
                  for cid, a in own]
-    found = scan_files(files + [(name, a.data) for name, a in named])
+    found = scan_files(files + [(name, a.data) for name, a in named], allowed)
     if clean is not None:
         dirty = {c.file for c in found}
-        clean.update(a.sha256 for name, a in named if name not in dirty)
+        declared = [text.encode("utf-8") for text in allowed]
+        clean.update(a.sha256 for name, a in named
+                     if name not in dirty and not any(d in a.data for d in declared))
     return tuple(
         Finding("credential", "error", c.file, c.line, "",
-                f"looks like a {c.kind}: remove it (and revoke it) before publishing; the build publishes "
+                f"looks like {with_article(c.kind)}: remove it (and revoke it) before publishing; the build publishes "
                 "nothing while a credential is in its inputs (or use --redact to publish a redacted copy)",
                 id=f"{run.contract.id}.credential.{i}")
         for i, c in enumerate(found, 1)

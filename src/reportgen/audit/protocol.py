@@ -13,19 +13,22 @@ from bisect import bisect_right
 from collections import Counter, defaultdict
 from typing import Iterable, Mapping
 
+from reportgen.audit.identical import identical_outputs
+from reportgen.audit.model_identity import returned_model_findings
 from reportgen.model.calls import Call
-from reportgen.model.config import SPECIAL_VALUES, UNKNOWN, allowed_attempts, parse_timestamp
+from reportgen.model.config import SPECIAL_VALUES, allowed_attempts, parse_timestamp
 from reportgen.model.findings import Finding
 from reportgen.model.source import ValidatedRun
 
 
 def audit_run(run: ValidatedRun, artifact_hashes: Mapping[str, tuple[str, ...]],
-              drawings: Mapping[str, str]) -> tuple[Finding, ...]:
+              drawings: Mapping[str, str], graded: Mapping[str, tuple[str, int]]) -> tuple[Finding, ...]:
     """Every warning and error the run's data shows against its contract.
 
     ``artifact_hashes``: each call's files by sha256; ``drawings``: each call's drawing
-    as ``load.artifacts.drawing_digest`` (a build and ``verify`` must pass the same)."""
-    findings: list[Finding] = list(_identical_outputs(run, artifact_hashes, drawings))
+    as ``load.artifacts.drawing_digest``; ``graded``: each call's graded output as
+    ``load.artifacts.graded_outputs`` (a build and ``verify`` must pass the same)."""
+    findings: list[Finding] = list(identical_outputs(run, artifact_hashes, drawings, graded))
     for check in (_plan, _pilot, _exclusions, _interleaving, _concurrency, _returned_model,
                   _parameters, _repeated_seeds, _repetitions, _clusters, _window,
                   _retries, _selection, _missing_requests, _complete_without_artifact, _written_after_run,
@@ -98,11 +101,13 @@ def _exclusions(run: ValidatedRun, _) -> Iterable[Finding]:
             yield Finding("exclusion-not-registered", "error", run.log.file, call.line, "exclusion_reason",
                           f"call {call.call_id} is excluded for {reason or 'no stated reason'!r}, which is not one "
                           "of the contract's exclusion_rules; keep the call or register the rule before the run",
-                          (call.service,))
+                          (call.service,), calls=(call.call_id,),
+                          summary="excluded for a reason that is not one of the contract's exclusion_rules")
         else:
             yield Finding("excluded", "warning", run.log.file, call.line, "excluded",
                           f"call {call.call_id} is excluded under the registered rule {reason!r} and left out of "
-                          "the denominators", (call.service,))
+                          "the denominators", (call.service,), calls=(call.call_id,),
+                          summary=f"excluded under the registered rule {reason!r} and left out of the denominators")
 
 
 def _interleaving(run: ValidatedRun, _) -> Iterable[Finding]:
@@ -154,27 +159,8 @@ def _concurrency(run: ValidatedRun, _) -> Iterable[Finding]:
                       f"started, on average: {text}", scope="comparison")
 
 
-def same_model(requested: str, returned: str) -> bool:
-    """Is ``returned`` the model requested, as far as the strings tell? An empty or
-    "unknown" returned model says nothing; a provider prefix ("ollama/qwen2.5:0.5b"
-    requested, "qwen2.5:0.5b" returned) is the same model, named by its route."""
-    if returned in ("", UNKNOWN) or returned == requested:
-        return True
-    return requested.endswith("/" + returned) or returned.endswith("/" + requested)
-
-
 def _returned_model(run: ValidatedRun, _) -> Iterable[Finding]:
-    by_service: dict[str, list[Call]] = defaultdict(list)
-    for call in run.calls:
-        if not same_model(call.requested_model, call.returned_model):
-            by_service[call.service].append(call)
-    for service, calls in sorted(by_service.items()):
-        models = ", ".join(sorted({c.returned_model for c in calls}))
-        ids = ", ".join(c.call_id for c in calls)
-        yield Finding("returned-model-differs", "warning", run.log.file, calls[0].line, "returned_model",
-                      f"{service}: {len(calls)} calls ({ids}) returned {models} instead of the requested "
-                      f"{calls[0].requested_model}; the interface's model string is not proof either way, but "
-                      "these calls may not have been served by the model under test", (service,))
+    return returned_model_findings(run)
 
 
 def _parameters(run: ValidatedRun, _) -> Iterable[Finding]:
@@ -203,55 +189,6 @@ def _parameters(run: ValidatedRun, _) -> Iterable[Finding]:
                       "different model version, not the service", tuple(unknown))
 
 
-def _identical_outputs(run: ValidatedRun, hashes: Mapping[str, tuple[str, ...]],
-                       drawings: Mapping[str, str]) -> Iterable[Finding]:
-    """Calls that sent the same request and got the same output back, counted as
-    independent draws: the same response (every artifact byte-identical), or the same
-    drawing inside different responses (what is graded is then one drawing, however it
-    was introduced). Different requests answered alike (" B" to two questions) are not
-    a cached draw. One finding per service and kind."""
-    counted = {c.call_id: c for c in _formal_first(run)}
-    responses = {cid: "+".join(sorted(digests)) for cid, digests in hashes.items() if digests}
-    same_response = _same_request_groups(counted, responses)
-    same_drawing = [g for g in _same_request_groups(counted, drawings)
-                    if len({responses.get(c.call_id) for c in g}) > 1]  # else listed as identical responses
-    yield from _identical_findings(run, same_response, "identical responses (byte-identical artifacts)", "")
-    yield from _identical_findings(run, same_drawing, "identical drawings inside different responses",
-                                   "; what is graded is one drawing, counted as many")
-
-
-def _same_request_groups(counted: Mapping[str, Call], keys: Mapping[str, str]) -> list[list[Call]]:
-    """Groups of two or more counted calls with the same request hash and the same key."""
-    by_key: dict[tuple[str, str], list[Call]] = defaultdict(list)
-    for call_id, key in keys.items():
-        call = counted.get(call_id)
-        if call is not None:
-            by_key[(call.request_hash, key)].append(call)
-    return [sorted(calls, key=lambda c: c.line) for calls in by_key.values() if len(calls) > 1]
-
-
-def _identical_findings(run: ValidatedRun, groups: list[list[Call]], what: str, why: str) -> Iterable[Finding]:
-    repeated: dict[str, list[list[Call]]] = defaultdict(list)
-    n_own: Counter[str] = Counter()  # each service's calls in its groups
-    shared: set[str] = set()  # services in a group with another service's calls
-    for calls in groups:
-        services = Counter(c.service for c in calls)
-        for service in sorted(services):
-            repeated[service].append(calls)
-            n_own[service] += services[service]
-        if len(services) > 1:
-            shared.update(services)
-    for service, mine in sorted(repeated.items()):
-        mine.sort(key=lambda g: g[0].line)
-        first = mine[0]
-        # Another service's call with the same output is a shared cache, not a new draw either.
-        also = ", some shared with other services" if service in shared else ""
-        example = ", ".join(c.call_id for c in first[:5]) + (", ..." if len(first) > 5 else "")
-        yield Finding("identical-outputs", "warning", run.log.file, first[1].line, "artifact_path",
-                      f"{service}: {n_own[service]} calls in {len(mine)} groups got {what} to the same request{also} "
-                      f"(for example {example}) but are counted as independent draws{why}", (service,))
-
-
 def _repeated_seeds(run: ValidatedRun, _) -> Iterable[Finding]:
     seen: dict[tuple[str, str], list[Call]] = defaultdict(list)
     for call in _formal_first(run):
@@ -262,7 +199,10 @@ def _repeated_seeds(run: ValidatedRun, _) -> Iterable[Finding]:
         if len(calls) > 1:
             yield Finding("repeated-seed", "warning", run.log.file, calls[1].line, "seed",
                           f"{service}: seed {seed} is used by {len(calls)} calls counted as independent draws; "
-                          "copies from one seed are not new samples", (service,))
+                          "copies from one seed are not new samples", (service,),
+                          calls=tuple(c.call_id for c in calls),
+                          summary="one seed used by several calls counted as independent draws: copies from one "
+                          "seed are not new samples")
 
 
 def _repetitions(run: ValidatedRun, _) -> Iterable[Finding]:
@@ -300,11 +240,15 @@ def _window(run: ValidatedRun, _) -> Iterable[Finding]:
         if registered and call.started_at < registered:
             yield Finding("before-registration", "warning", run.log.file, call.line, "started_at",
                           f"call {call.call_id} started before the contract was registered "
-                          f"({contract.registered_at}): the plan may have been fitted to the data", (call.service,))
+                          f"({contract.registered_at}): the plan may have been fitted to the data", (call.service,),
+                          calls=(call.call_id,), summary="started before the contract was registered: the plan may "
+                          "have been fitted to the data")
         elif (start and call.started_at < start) or (end and call.started_at > end):
             yield Finding("outside-window", "warning", run.log.file, call.line, "started_at",
                           f"call {call.call_id} started at {call.started_at_text}, outside the registered window "
-                          f"{contract.window_start} to {contract.window_end}", (call.service,))
+                          f"{contract.window_start} to {contract.window_end}", (call.service,), calls=(call.call_id,),
+                          summary=f"started outside the registered window {contract.window_start} to "
+                          f"{contract.window_end}")
 
 
 def _written_after_run(run: ValidatedRun, _) -> Iterable[Finding]:
@@ -340,7 +284,8 @@ def _retries(run: ValidatedRun, _) -> Iterable[Finding]:
         if call.attempt > allowed:
             yield Finding("retry-beyond-contract", "warning", run.log.file, call.line, "attempt",
                           f"call {call.call_id} is attempt {call.attempt}, but the contract's retry rule "
-                          f"({run.contract.retry!r}) allows {allowed}", (call.service,))
+                          f"({run.contract.retry!r}) allows {allowed}", (call.service,), calls=(call.call_id,),
+                          summary=f"attempts beyond the {allowed} the contract's retry rule allows")
 
 
 def _selection(run: ValidatedRun, _) -> Iterable[Finding]:
@@ -360,7 +305,7 @@ def _missing_requests(run: ValidatedRun, _) -> Iterable[Finding]:
     for rhash, calls in sorted(missing.items()):
         yield Finding("request-missing", "warning", run.log.file, calls[0].line, "request_hash",
                       f"no requests/{rhash[7:]}.json: the request behind {len(calls)} calls cannot be re-checked",
-                      tuple(sorted({c.service for c in calls})))
+                      tuple(sorted({c.service for c in calls})), calls=tuple(c.call_id for c in calls))
 
 
 def _complete_without_artifact(run: ValidatedRun, _) -> Iterable[Finding]:
@@ -368,4 +313,5 @@ def _complete_without_artifact(run: ValidatedRun, _) -> Iterable[Finding]:
         if call.status == "ok" and not call.artifact_path:
             yield Finding("artifact-missing", "warning", run.log.file, call.line, "artifact_path",
                           f"call {call.call_id} returned a complete answer but no artifact was kept: its grade "
-                          "cannot be re-checked", (call.service,))
+                          "cannot be re-checked", (call.service,), calls=(call.call_id,),
+                          summary="returned a complete answer but no artifact was kept: the grade cannot be re-checked")

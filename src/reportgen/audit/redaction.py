@@ -14,7 +14,7 @@ import dataclasses
 import json
 from typing import Any
 
-from reportgen.audit.credentials import redact
+from reportgen.audit.credentials import redact as redact_bytes
 from reportgen.audit.stage import AuditedRun
 from reportgen.errors import InputError, Problem
 from reportgen.load.requests import request_hash
@@ -24,11 +24,16 @@ from reportgen.model.findings import Finding
 from reportgen.model.source import RedactionSummary, ValidatedRun
 
 
-def redact_run(run: ValidatedRun, artifacts: dict[str, CallArtifacts], findings: tuple[Finding, ...]
+def redact_run(run: ValidatedRun, artifacts: dict[str, CallArtifacts], findings: tuple[Finding, ...],
+               not_credentials: tuple[str, ...] = ()
                ) -> tuple[ValidatedRun, dict[str, CallArtifacts], tuple[Finding, ...]]:
     if not any(f.code == "credential" for f in findings):
         return run, artifacts, findings
     records: list[dict[str, object]] = []
+    allowed = frozenset(not_credentials)  # texts declared not credentials: published as they are
+
+    def redact(data: bytes) -> tuple[bytes, list[tuple[int, str]]]:
+        return redact_bytes(data, allowed)
 
     def record(file: str, before: bytes, after: bytes, found: list[tuple[int, str]]) -> None:
         records.append({"file": file, "replaced": [{"line": line, "kind": kind} for line, kind in found],
@@ -57,7 +62,7 @@ def redact_run(run: ValidatedRun, artifacts: dict[str, CallArtifacts], findings:
             files.append(artifact)
         new_artifacts[call_id] = CallArtifacts(call_id, tuple(files))
     summary: RedactionSummary = {"schema": "reportgen.redactions/1", "requests": request_hashes, "files": records}
-    calls = tuple(_redact_call(c) for c in run.calls)  # the pages show the log's fields too
+    calls = tuple(_redact_call(c, allowed) for c in run.calls)  # the pages show the log's fields too
     run = dataclasses.replace(run, log_bytes=log_bytes, requests=requests, redactions=(summary,), calls=calls)
     notes = tuple(
         dataclasses.replace(f, code="credential-redacted", severity="warning",
@@ -68,14 +73,14 @@ def redact_run(run: ValidatedRun, artifacts: dict[str, CallArtifacts], findings:
     return run, new_artifacts, tuple(f for f in findings if f.code != "credential") + notes
 
 
-def _text(value: str) -> str:
-    return redact(value.encode("utf-8"))[0].decode("utf-8") if value else value
+def _text(value: str, allowed: frozenset[str]) -> str:
+    return redact_bytes(value.encode("utf-8"), allowed)[0].decode("utf-8") if value else value
 
 
-def _redact_call(call: Call) -> Call:
-    changes: dict[str, Any] = {f.name: _text(getattr(call, f.name)) for f in dataclasses.fields(call)
+def _redact_call(call: Call, allowed: frozenset[str]) -> Call:
+    changes: dict[str, Any] = {f.name: _text(getattr(call, f.name), allowed) for f in dataclasses.fields(call)
                if isinstance(getattr(call, f.name), str) and f.name not in ("call_id", "request_hash")}
-    return dataclasses.replace(call, extra={k: _text(v) for k, v in call.extra.items()}, **changes)
+    return dataclasses.replace(call, extra={k: _text(v, allowed) for k, v in call.extra.items()}, **changes)
 
 
 def redactions_json(run: ValidatedRun) -> bytes | None:
@@ -89,15 +94,15 @@ def is_redacted(run: ValidatedRun, hexdigest: str) -> str | None:
     return run.redactions[0]["requests"].get(hexdigest) if run.redactions else None
 
 
-def redact_audited(audited: AuditedRun) -> AuditedRun:
+def redact_audited(audited: AuditedRun, not_credentials: tuple[str, ...] = ()) -> AuditedRun:
     run = audited.run
     if not run.log.name.endswith(".parquet"):
-        return AuditedRun(*redact_run(run, audited.artifacts, audited.findings))
+        return AuditedRun(*redact_run(run, audited.artifacts, audited.findings, not_credentials))
     # Redaction rewrites text; a Parquet log is published as it is, so it must be clean.
     in_log = [f for f in audited.findings if f.code == "credential" and f.file == run.log.file]
     if in_log:
         raise InputError([Problem(f.file, f.line, "", f"{f.message.split(':')[0]}: --redact rewrites text "
                                   "logs only; convert this Parquet log to CSV to publish a redacted copy")
                           for f in in_log])
-    redacted, artifacts, findings = redact_run(run, audited.artifacts, audited.findings)
+    redacted, artifacts, findings = redact_run(run, audited.artifacts, audited.findings, not_credentials)
     return AuditedRun(dataclasses.replace(redacted, log_bytes=run.log_bytes), artifacts, findings)

@@ -6,22 +6,24 @@ from __future__ import annotations
 from reportgen.audit.credentials import credential_findings
 from reportgen.audit.protocol import audit_run
 from reportgen.errors import AuditError
-from reportgen.load.artifacts import artifact_hashes, collect_artifacts, drawing_digests
+from reportgen.load.artifacts import artifact_hashes, collect_artifacts, drawings_and_graded
 from reportgen.model.artifacts import CallArtifacts
 from reportgen.model.source import AuditedRun, ValidatedRun, ValidatedSource
 
 
 def audit_source(validated: ValidatedSource) -> list[AuditedRun]:
     """Read every run's artifacts and check the run against its contract."""
-    return [audit_with_artifacts(run, collect_artifacts(run)) for run in validated.runs]
+    return [audit_with_artifacts(run, collect_artifacts(run), None, validated.config.not_credentials)
+            for run in validated.runs]
 
 
 def audit_with_artifacts(run: ValidatedRun, artifacts: dict[str, CallArtifacts],
-                         clean: set[str] | None = None) -> AuditedRun:
-    """The run checked against its contract, and its inputs for credentials (``clean``:
-    see ``credential_findings``)."""
-    findings = (audit_run(run, artifact_hashes(artifacts), drawing_digests(artifacts))
-                + credential_findings(run, artifacts, clean))
+                         clean: set[str] | None = None, not_credentials: tuple[str, ...] = ()) -> AuditedRun:
+    """The run checked against its contract, and its inputs for credentials (``clean``,
+    ``not_credentials``: see ``credential_findings``)."""
+    drawings, graded = drawings_and_graded(artifacts)
+    findings = (audit_run(run, artifact_hashes(artifacts), drawings, graded)
+                + credential_findings(run, artifacts, clean, not_credentials))
     return AuditedRun(run, artifacts, findings)
 
 

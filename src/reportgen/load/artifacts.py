@@ -155,9 +155,43 @@ def drawing_digest(data: bytes) -> str:
     """sha256 of the drawing an SVG artifact holds: its first ``<svg>...</svg>`` element
     with whitespace between tags dropped and other runs of whitespace made one space,
     so the same drawing re-indented, or wrapped in other prose, reads as the same."""
+    return sized_drawing_digest(data)[0]
+
+
+def sized_drawing_digest(data: bytes) -> tuple[str, int]:
+    """``drawing_digest`` and the size in bytes of the drawing it digests."""
     span = next(svg_spans(data), None)
     element = data[span[0]:span[1]] if span else data
-    return sha256(b" ".join(_BETWEEN_TAGS.sub(b"><", element).split()))
+    drawing = b" ".join(_BETWEEN_TAGS.sub(b"><", element).split())
+    return sha256(drawing), len(drawing)
+
+
+def drawings_and_graded(artifacts: Mapping[str, CallArtifacts]
+                        ) -> tuple[dict[str, str], dict[str, tuple[str, int]]]:
+    """``drawing_digests`` and ``graded_outputs`` at once, each drawing normalised once
+    (a call with a drawing is graded on it)."""
+    graded = graded_outputs(artifacts)
+    drawings = {cid: graded[cid][0] for cid, bundle in artifacts.items()
+                if cid in graded and bundle.first("svg") is not None}
+    return drawings, graded
+
+
+def graded_outputs(artifacts: Mapping[str, CallArtifacts]) -> dict[str, tuple[str, int]]:
+    """Each call's graded output as a digest and a size: its drawing (as
+    ``drawing_digest``), else its whole response (its own files)."""
+    out: dict[str, tuple[str, int]] = {}
+    by_sha: dict[str, tuple[str, int]] = {}  # calls drawn from a pool share their SVG: each digested once
+    for call_id, bundle in artifacts.items():
+        svg = bundle.first("svg")
+        if svg is not None:
+            if svg.sha256 not in by_sha:
+                by_sha[svg.sha256] = sized_drawing_digest(svg.data)
+            out[call_id] = by_sha[svg.sha256]
+            continue
+        own = [a for a in bundle.files if a.derived is None]
+        if own:
+            out[call_id] = ("+".join(sorted(a.sha256 for a in own)), sum(a.size for a in own))
+    return out
 
 
 def artifact_kind(name: str) -> str:

@@ -169,7 +169,38 @@ def load_site_config(source: Path, problems: Collector, version_label: str | Non
         given = f" (version {version!r} is given to the build)" if version_label else ""
         site.bad("previous", f"a version cannot supersede itself{given}")
         previous = None
-    return SiteConfig(title, version, theme, experiments, base_url, built_at, previous)
+    return SiteConfig(title, version, theme, experiments, base_url, built_at, previous, _audit_table(site))
+
+
+AUDIT_KEYS = ("not_credentials",)
+
+
+def _audit_table(site: _Reader) -> tuple[str, ...]:
+    """``[audit] not_credentials``: each a non-empty string, matched exactly."""
+    table = site.get("audit")
+    if table is None:
+        return ()
+    if not isinstance(table, dict):
+        site.bad("audit", "must be a table ([audit] with not_credentials = [\"...\"])")
+        return ()
+
+    def line(key: str) -> int:
+        return _line_of(site.text, key, "[audit]")
+
+    for key in sorted(table):
+        if key not in AUDIT_KEYS:
+            site.problems.add(site.rel, line(key), f"audit.{key}",
+                              f"unknown key; [audit] takes {', '.join(AUDIT_KEYS)}")
+    values = table.get("not_credentials", [])
+    if not isinstance(values, list):
+        site.problems.add(site.rel, line("not_credentials"), "audit.not_credentials",
+                          f"must be a list of strings, got {values!r}")
+        return ()
+    bad = [(i, v) for i, v in enumerate(values) if not isinstance(v, str) or not v.strip()]
+    for i, v in bad:
+        site.problems.add(site.rel, line("not_credentials"), f"audit.not_credentials[{i}]",
+                          f"must be a non-empty string (the exact text declared not a credential), got {v!r}")
+    return () if bad else tuple(dict.fromkeys(values))
 
 
 def _is_label(value: Any) -> bool:

@@ -57,6 +57,9 @@ class SiteConfig:
     base_url: str
     built_at: str | None
     previous: str | None = None  # the version this one supersedes: its diff page is linked
+    # [audit] not_credentials: texts a reviewer declared not credentials (a placeholder
+    # such as "my_secret_api_key" in a prompt), published as they are; exact strings only.
+    not_credentials: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

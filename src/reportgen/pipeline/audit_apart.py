@@ -37,7 +37,7 @@ class AuditsApart:
             return  # --redact audits the redacted copies, which only the build's own process makes
         for run in validated.runs:
             if runner.audits_apart(len(run.calls)):
-                self.running[run.contract.id] = _fork_audit(run, clean)
+                self.running[run.contract.id] = _fork_audit(run, clean, validated.config.not_credentials)
 
     def __enter__(self) -> "AuditsApart":
         return self
@@ -55,10 +55,10 @@ class AuditsApart:
         return found if isinstance(found, Found) else None
 
 
-def _fork_audit(run: ValidatedRun, clean: set[str] | None) -> Forked[Found]:
+def _fork_audit(run: ValidatedRun, clean: set[str] | None, not_credentials: tuple[str, ...]) -> Forked[Found]:
     def audit() -> Found:
         before = set(clean) if clean is not None else set()
-        audited = audit_with_artifacts(run, collect_artifacts(run), clean)
+        audited = audit_with_artifacts(run, collect_artifacts(run), clean, not_credentials)
         return Found(audited.findings, frozenset(clean - before) if clean is not None else frozenset())
 
     return Forked(audit)

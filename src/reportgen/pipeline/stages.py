@@ -55,7 +55,7 @@ def analysed_report(validated: ValidatedSource, check: IncrementalCheck, renders
         early = {} if redact else _analyse_early(validated, drawer, progress)
         audited = _audit(validated, None if redact else renders, progress, clean, apart)
         if redact:
-            audited = _redacted(audited, renders)
+            audited = _redacted(audited, renders, validated.config.not_credentials)
         refuse_errors(audited)
         check.remember_clean(clean)
         return _analyse(validated, audited, progress, renders, drawer, early)
@@ -98,7 +98,7 @@ def _audit(validated: ValidatedSource, renders: BackgroundRenders | None,
             renders.start(run, artifacts)
         found = apart.result(run.contract.id)
         if found is None:
-            audited.append(audit_with_artifacts(run, artifacts, clean))
+            audited.append(audit_with_artifacts(run, artifacts, clean, validated.config.not_credentials))
         else:
             audited.append(AuditedRun(run, artifacts, found.findings))
             if clean is not None:
@@ -107,9 +107,11 @@ def _audit(validated: ValidatedSource, renders: BackgroundRenders | None,
     return audited
 
 
-def _redacted(audited: list[AuditedRun], renders: BackgroundRenders) -> list[AuditedRun]:
-    """--redact: every run's published copy, credentials replaced; what is drawn."""
-    redacted = [redact_audited(a) for a in audited]
+def _redacted(audited: list[AuditedRun], renders: BackgroundRenders,
+              not_credentials: tuple[str, ...]) -> list[AuditedRun]:
+    """--redact: every run's published copy, credentials replaced (texts declared not
+    credentials left as written); what is drawn."""
+    redacted = [redact_audited(a, not_credentials) for a in audited]
     for item in redacted:
         renders.start(item.run, item.artifacts)
     return redacted

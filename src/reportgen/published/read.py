@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from reportgen.errors import ReportgenError
-from reportgen.load.artifacts import drawing_digest
+from reportgen.load.artifacts import drawing_digest, sized_drawing_digest
 from reportgen.load.source import load_source
 from reportgen.write.store import store_folder
 from reportgen.model.source import ValidatedSource
@@ -168,4 +168,25 @@ def published_drawings(version: PublishedVersion, run_id: str) -> dict[str, str]
             continue
         if hashlib.sha256(data).hexdigest() == svg.get("sha256"):
             out[cid] = drawing_digest(data)
+    return out
+
+
+def published_graded(version: PublishedVersion, run_id: str) -> dict[str, tuple[str, int]]:
+    """As ``artifacts.graded_outputs``, from each call's first SVG as published, else
+    from its own files' entries (sha256 and bytes) in its pack's index."""
+    out: dict[str, tuple[str, int]] = {}
+    for cid, entries in version.artifacts.get(run_id, {}).items():
+        svg = next((e for e in entries if e.get("kind") == "svg"), None)
+        if svg is None:
+            own = [e for e in entries if not e.get("derived")]
+            if own:
+                out[cid] = ("+".join(sorted(str(e.get("sha256")) for e in own)),
+                            sum(int(e.get("bytes", 0)) for e in own))
+            continue
+        try:
+            data = version.store_bytes(str(svg["file"]))
+        except (PublishedError, KeyError, TypeError):
+            continue
+        if hashlib.sha256(data).hexdigest() == svg.get("sha256"):
+            out[cid] = sized_drawing_digest(data)
     return out

@@ -18,6 +18,7 @@ from reportgen.published.read import (
     load_embedded_source,
     published_artifact_hashes,
     published_drawings,
+    published_graded,
     read_version,
 )
 
@@ -127,7 +128,8 @@ def recompute_claims(version: PublishedVersion) -> dict[str, dict[str, Any]]:
     claims = {}
     for run in source.runs:
         rid = run.contract.id
-        findings = audit_run(run, published_artifact_hashes(version, rid), published_drawings(version, rid))
+        findings = audit_run(run, published_artifact_hashes(version, rid), published_drawings(version, rid),
+                             published_graded(version, rid))
         for claim in build_claims(analyze_run(run), findings):
             claims[claim.id] = claim.to_json()
     return claims

@@ -74,6 +74,8 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
     for run, view in zip(report.runs, views):
         rid = view.id
         large.append(partial(page, f"experiments/{rid}/index.html", "experiment.html", run=view))
+        if view.findings:  # every finding in full, which the experiment page summarises
+            large.append(partial(page, f"experiments/{rid}/audit.html", "audit.html", run=view))
         for service in view.services:
             tasks.append(partial(page, f"experiments/{rid}/{service.id}.html", "service.html", run=view,
                                  service=service))

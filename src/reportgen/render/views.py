@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, Mapping
 
 from reportgen.analysis.results import ExperimentAnalysis, ServiceResult
 from reportgen.claims.claim import Claim
+from reportgen.audit.model_identity import served_as
 from reportgen.model.artifacts import Artifact, Render, RenderSettings
 from reportgen.model.calls import Call
 from reportgen.model.claim_keys import ClaimKey, Pair, Subject, subject_of
 from reportgen.model.config import RunContract, Service
 from reportgen.model.findings import Finding
 from reportgen.model.outcomes import OUTCOME_LABELS, STATUS_LABELS
+from reportgen.render.findings_view import FindingLine, finding_lines
 from reportgen.render.report import RunReport
 from reportgen.render.shared import FROM_ROOT, RunSheets
 
@@ -42,6 +44,16 @@ class ServiceView:
     calls: tuple[CallView, ...]
     findings: tuple[Finding, ...] = ()  # audit findings that weaken a claim about this service
     sheets: tuple[SheetLink, ...] = ()
+    finding_lines: tuple[FindingLine, ...] = ()  # its findings, summarised
+    # The dated snapshots that served its requested alias, with their calls (most first).
+    served_as: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def served_as_text(self) -> str:
+        """"served as gpt-4o-mini-2024-07-18", or each snapshot with its calls when several did."""
+        if len(self.served_as) == 1:
+            return f"served as {self.served_as[0][0]}"
+        return "served as " + " and ".join(f"{m} ({n} calls)" for m, n in self.served_as)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +101,7 @@ class RunView:
     log_unit: str  # what a call's place in the log is counted in: "line", or "row" in Parquet
     renderer: str  # the renderer's settings in short
     findings: tuple[Finding, ...]
+    finding_lines: tuple[FindingLine, ...]  # the findings, summarised one line per kind
     charts: tuple[Chart, ...]
     claims: Mapping[ClaimKey, Claim]
     pages: Mapping[str, str]  # each call's place on its sheet, from the version root, by call id
@@ -132,18 +145,21 @@ def run_view(run: RunReport, shared: RunSheets) -> RunView:
     for view in calls:
         by_service.setdefault(view.call.service, []).append(view)
     touching = _findings_by_service(run)
+    served = served_as(vr.calls)
     sheets: dict[str, list[SheetLink]] = {}
     for place, name in zip(shared.places, shared.pages):
         sheets.setdefault(place.service, []).append(
             SheetLink(place.first, place.last, FROM_ROOT + name, tuple(c.call_id for c in place.calls)))
     services = tuple(ServiceView(s.id, s, analysis.overall.service(s.id), tuple(by_service.get(s.id, ())),
-                                 touching.get(s.id, ()), tuple(sheets.get(s.id, ())))
+                                 touching.get(s.id, ()), tuple(sheets.get(s.id, ())),
+                                 finding_lines(touching.get(s.id, ()), across_services=False),
+                                 served.get(s.id, ()))
                      for s in contract.services)
     return RunView(
         id=contract.id, contract=contract, analysis=analysis, services=services, calls=tuple(calls),
         settings=run.settings, contract_text=contract.text, log_name=vr.log.name,
         log_unit="row" if vr.log.name.endswith(".parquet") else "line", renderer=run.settings.short(),
-        findings=run.findings, charts=run.charts, claims={c.key: c for c in run.claims}, pages=pages,
+        findings=run.findings, finding_lines=finding_lines(run.findings), charts=run.charts, claims={c.key: c for c in run.claims}, pages=pages,
         by_id={v.call.call_id: v for v in calls},
     )
 
