@@ -99,7 +99,9 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
     # The claims: one small index (every id keeps its anchor there, linking onward) and
     # a page per experiment.
     by_run = claims_by_run(report.claims)
-    large.append(partial(page, "claims.html", "claims.html", runs=views, claims_of=by_run))
+    # (A theme's own claims.html, written for the single page, still has what it had.)
+    large.append(partial(page, "claims.html", "claims.html", runs=views, claims_of=by_run, claim_list=report.claims,
+                         calls=calls, claim_evidence=claim_evidence, preview=EVIDENCE_PREVIEW))
     for view in views:
         own = by_run.get(view.id, ())
         large.append(partial(page, claims_page(view.id), "claims_run.html", run=view, claim_list=own, calls=calls,
