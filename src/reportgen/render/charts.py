@@ -310,7 +310,7 @@ def _paired(analysis: ExperimentAnalysis) -> ChartPlan:
             x=alt.X("difference:Q", title=x_title, axis=axis), y=alt.Y("unit:N", sort=None, title=None, axis=_label_axis()))
         height = _band(df["unit"], 22) * len(diffs) + 30
         table = tuple((u, shown(v)) for u, v in diffs)
-        columns = (unit, "difference")
+        columns = (unit, "difference" if score else "difference, points")
         shape = f"Each dot is one {unit}'s difference"
     else:
         counts = pd.Series([v for _, v in diffs]).round(6).value_counts().sort_index()
@@ -319,7 +319,7 @@ def _paired(analysis: ExperimentAnalysis) -> ChartPlan:
             x=alt.X("difference:Q", title=x_title, axis=axis), y=alt.Y("count:Q", title=f"{unit}s"))
         height = 180
         table = tuple((shown(v), str(n)) for v, n in zip(counts.index, counts.values))
-        columns = ("difference", f"{unit}s")
+        columns = ("difference" if score else "difference, points", f"{unit}s")
         shape = f"Each bar counts the {unit}s with that difference"
     drawn = [dict(x, at=x["at"] * scale) for x in lines]
     chart = _base(alt.layer(body, _threshold_rules(drawn), _threshold_labels(drawn)).properties(
