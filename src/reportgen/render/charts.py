@@ -133,8 +133,10 @@ def wrap_label(text: str, width: int = LABEL_CHARS) -> str:
 
 def _label_axis(title: str | None = None) -> alt.Axis:
     """A band axis whose labels are drawn whole, one line per "\\n" of the label."""
+    lines = "length(split(datum.label, '\\n'))"
     return alt.Axis(labelLimit=0, labelBaseline="middle", labelLineHeight=LINE_PX,
-                    labelExpr="split(datum.label, '\\n')", title=title)
+                    labelExpr="split(datum.label, '\\n')", title=title,
+                    labelOffset=alt.ExprRef(f"-{LINE_PX / 2:g} * ({lines} - 1)"))  # centred on its row
 
 
 def _band(labels, base: int) -> int:
