@@ -139,6 +139,16 @@ def _label_axis(title: str | None = None) -> alt.Axis:
                     labelOffset=alt.ExprRef(f"-{LINE_PX / 2:g} * ({lines} - 1)"))  # centred on its row
 
 
+POINTS = "points"  # an axis of percentage points: signed, as the tables write them
+
+
+def _number_format(axis_format: str) -> dict[str, str]:
+    """An axis's tick format: ``POINTS`` is "+10", "0", "−10"."""
+    if axis_format == POINTS:
+        return {"format": "~f", "labelExpr": "datum.value > 0 ? '+' + datum.label : datum.label"}
+    return {"format": axis_format}
+
+
 def _band(labels, base: int) -> int:
     """A row's height: ``base``, or more for a wrapped label."""
     return max([base] + [LINE_PX * (1 + str(label).count("\n")) + 8 for label in labels])
@@ -179,7 +189,7 @@ def _interval_layers(df: pd.DataFrame, y: str, colour: str, x_title: str,
                      domain: tuple[float, float], axis_format: str = "%") -> list[alt.Chart]:
     """A bar from low to high and a dot at the estimate, per row."""
     scale = alt.Scale(domain=list(domain))
-    axis = alt.Axis(format=axis_format, title=x_title)
+    axis = alt.Axis(title=x_title, **_number_format(axis_format))
     legend = alt.Legend(title=None, orient="bottom") if df[colour].nunique() > 1 else None
     colours = alt.Color(f"{colour}:N", scale=alt.Scale(range=PALETTE), legend=legend)
     y_axis = alt.Y(f"{y}:N", title=None, sort=None, axis=_label_axis())
@@ -256,7 +266,7 @@ def _difference(analysis: ExperimentAnalysis) -> ChartPlan:
     quantity, method = ("mean score", "Welch") if score else ("first-submission pass rate", "Newcombe")
     unit = "" if score else " (percentage points)"
     body = _interval_layers(df, "label", "kind", f"difference in {quantity}{unit}, {level} {method} interval",
-                            domain, "~g" if score else "+~f")
+                            domain, "~g" if score else POINTS)
     height = 70 + _band(df["label"], 26) * len(rows)
     chart = _base(alt.layer(*body, _threshold_rules(drawn), _threshold_labels(drawn)).properties(
         width=WIDTH, height=height))
@@ -305,7 +315,7 @@ def _paired(analysis: ExperimentAnalysis) -> ChartPlan:
         lines.append({"at": contract.min_useful_effect * (1 if contract.higher_is_better else -1),
                       "line": "minimum useful effect"})
     x_title = f"{p.candidate} − {p.baseline}, difference in {what}{'' if score else ' (percentage points)'}"
-    axis = alt.Axis(title=x_title) if score else alt.Axis(title=x_title, format="+~f")
+    axis = alt.Axis(title=x_title) if score else alt.Axis(title=x_title, **_number_format(POINTS))
     if len(diffs) <= MAX_UNIT_ROWS:
         df = pd.DataFrame([{"unit": wrap_label(u), "difference": v * scale} for u, v in diffs])
         body = alt.Chart(df).mark_point(filled=True, size=70, opacity=1, color=PALETTE[0]).encode(
