@@ -142,11 +142,11 @@ def _label_axis(title: str | None = None) -> alt.Axis:
 POINTS = "points"  # an axis of percentage points: signed, as the tables write them
 
 
-def _number_format(axis_format: str) -> dict[str, str]:
-    """An axis's tick format: ``POINTS`` is "+10", "0", "−10"."""
+def _number_axis(title: str, axis_format: str) -> alt.Axis:
+    """A value axis with its tick format: ``POINTS`` is "+10", "0", "−10"."""
     if axis_format == POINTS:
-        return {"format": "~f", "labelExpr": "datum.value > 0 ? '+' + datum.label : datum.label"}
-    return {"format": axis_format}
+        return alt.Axis(title=title, format="~f", labelExpr="datum.value > 0 ? '+' + datum.label : datum.label")
+    return alt.Axis(title=title, format=axis_format)
 
 
 def _band(labels, base: int) -> int:
@@ -189,7 +189,7 @@ def _interval_layers(df: pd.DataFrame, y: str, colour: str, x_title: str,
                      domain: tuple[float, float], axis_format: str = "%") -> list[alt.Chart]:
     """A bar from low to high and a dot at the estimate, per row."""
     scale = alt.Scale(domain=list(domain))
-    axis = alt.Axis(title=x_title, **_number_format(axis_format))
+    axis = _number_axis(x_title, axis_format)
     legend = alt.Legend(title=None, orient="bottom") if df[colour].nunique() > 1 else None
     colours = alt.Color(f"{colour}:N", scale=alt.Scale(range=PALETTE), legend=legend)
     y_axis = alt.Y(f"{y}:N", title=None, sort=None, axis=_label_axis())
@@ -315,7 +315,7 @@ def _paired(analysis: ExperimentAnalysis) -> ChartPlan:
         lines.append({"at": contract.min_useful_effect * (1 if contract.higher_is_better else -1),
                       "line": "minimum useful effect"})
     x_title = f"{p.candidate} − {p.baseline}, difference in {what}{'' if score else ' (percentage points)'}"
-    axis = alt.Axis(title=x_title) if score else alt.Axis(title=x_title, **_number_format(POINTS))
+    axis = alt.Axis(title=x_title) if score else _number_axis(x_title, POINTS)
     if len(diffs) <= MAX_UNIT_ROWS:
         df = pd.DataFrame([{"unit": wrap_label(u), "difference": v * scale} for u, v in diffs])
         body = alt.Chart(df).mark_point(filled=True, size=70, opacity=1, color=PALETTE[0]).encode(
