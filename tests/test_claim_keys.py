@@ -54,7 +54,7 @@ def test_each_test_names_its_own_statistic(make_source, run_cli, tmp_path):
         row["pair_id"] = "p" + row["call_id"].split("-")[1]
     source = make_source(rows, contract=CONTRACT.replace('design = "independent"', 'design = "paired"'))
     assert run_cli("build", source, "--out", tmp_path / "site", "-q").exit_code == 0
-    claims_page = text(tmp_path / "site/v1/claims.html")
+    claims_page = text(tmp_path / "site/v1/claims/mini.html")
     section = claims_page[claims_page.index('id="mini.Y_vs_X.mcnemar"'):]
     section = section[:section.index("</section>")]
     assert "statistic: smaller discordant count" in section
@@ -66,7 +66,7 @@ def test_each_test_names_its_own_statistic(make_source, run_cli, tmp_path):
 
 def test_a_fisher_test_names_the_odds_ratio(make_source, run_cli, tmp_path):
     assert run_cli("build", make_source(), "--out", tmp_path / "site", "-q").exit_code == 0
-    claims_page = text(tmp_path / "site/v1/claims.html")
+    claims_page = text(tmp_path / "site/v1/claims/mini.html")
     section = claims_page[claims_page.index('id="mini.Y_vs_X.fisher"'):]
     assert "statistic: odds ratio" in section[:section.index("</section>")]
 

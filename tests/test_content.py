@@ -30,7 +30,7 @@ def test_cited_claim_renders_value_interval_and_link(make_source, run_cli, tmp_p
     _, result, version = site_with_page(make_source, run_cli, tmp_path, PAGE)
     assert result.exit_code == 0, result.output
     page = text(version / "pages/notes.html")
-    assert ('<a class="claim" href="../claims.html#mini.X.first_pass_rate" title="X passed 3 of 4 planned first '
+    assert ('<a class="claim" href="../claims/mini.html#mini.X.first_pass_rate" title="X passed 3 of 4 planned first '
             'submissions">\n<span class="value">75.0% (3/4)</span> <span class="interval">[30.1%, 95.4%]</span></a>') in page
     assert 'href="../pages/notes.html">Notes</a>' in page  # in the site's navigation
 

@@ -33,5 +33,5 @@ def test_no_count_on_the_demo_cites_nothing(demo_site):
     assert [c["id"] for c in claims if not c["evidence"]] == []
     zero = next(c for c in claims if c["id"] == "pelican-ab.A.technical_failures")
     assert zero["evidence_is"] == "counted_over" and len(zero["evidence"]) == zero["denominator"] == 20
-    page = text(demo_site / "claims.html")
+    page = text(demo_site / "claims/pelican-ab.html")
     assert "Evidence: 20 calls, every call this count was taken over" in page

@@ -3,7 +3,7 @@
 Each design gets a tiny source (a few calls), built through the CLI; selected files of
 the built version are compared with tests/golden/designs/<design>/:
 
-- experiments/mini/index.html, claims.html and data/results.json, in full;
+- experiments/mini/index.html, claims.html, claims/mini.html and data/results.json, in full;
 - manifest.json, every file by its sha256, except the bytes that depend on the
   installed cairo and vl-convert rather than on reportgen: PNG files and chart SVGs are
   left out, and are pinned instead as follows;
@@ -40,7 +40,7 @@ from conftest import CONTRACT, default_rows
 from sitecheck import manifest_problems, sheet_of
 
 GOLDEN = Path(__file__).parent / "golden" / "designs"
-KEPT = ("experiments/mini/index.html", "claims.html", "data/results.json")
+KEPT = ("experiments/mini/index.html", "claims.html", "claims/mini.html", "data/results.json")
 DIFF_LINES = 80  # of a unified diff shown on a mismatch
 PNG_NAME = re.compile(r"\b([0-9a-f]{64})\.png\b")
 SHEET_NAME = re.compile(r"\b([0-9a-f]{64})\.html\b")

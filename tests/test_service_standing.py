@@ -25,7 +25,7 @@ def test_a_leaderboard_entry_shows_its_standing_each_number_a_claim(demo_site):
     for cid in ("relay-leaderboard.relay-04.rank", f"{key}.difference", f"{key}.fisher", f"{key}.verdict",
                 *(f"relay-leaderboard.block-{b}.relay-04.first_pass_rate" for b in "1234"),
                 *(f"{key.replace('relay-leaderboard.', f'relay-leaderboard.block-{b}.')}.difference" for b in "1234")):
-        assert f"../../claims.html#{cid}" in links, cid
+        assert f"../../claims/relay-leaderboard.html#{cid}" in links, cid
     verdict = claims[f"{key}.verdict"]
     assert verdict["verdict_label"] in standing and verdict["verdict_text"].split(":")[0] in standing
     holm = claims[f"{key}.fisher"]["adjusted_p_value"]
@@ -45,10 +45,10 @@ def test_a_leaderboard_entry_shows_its_standing_each_number_a_claim(demo_site):
 def test_the_baseline_says_it_is_the_baseline(demo_site):
     standing = section(text(demo_site / "experiments" / "relay-leaderboard" / "relay-01.html"))
     assert "relay-01 is the baseline: every comparison in this run is a candidate minus relay-01." in standing
-    assert "claims.html#relay-leaderboard.relay-01.rank" in standing
+    assert "claims/relay-leaderboard.html#relay-leaderboard.relay-01.rank" in standing
 
 
 def test_a_paired_candidate_shows_its_paired_decision(demo_site):
     standing = section(text(demo_site / "experiments" / "seeds-paired" / "tuned.html"))
-    assert "claims.html#seeds-paired.tuned_vs_current.paired_difference" in standing
-    assert "claims.html#seeds-paired.tuned_vs_current.verdict" in standing
+    assert "claims/seeds-paired.html#seeds-paired.tuned_vs_current.paired_difference" in standing
+    assert "claims/seeds-paired.html#seeds-paired.tuned_vs_current.verdict" in standing

@@ -50,7 +50,7 @@ def test_a_degenerate_odds_ratio_is_said_in_words(case, make_source, run_cli, tm
     site = out / "v1"
     assert non_numbers(site) == []
     assert f"(odds ratio Y vs X: {words})" in text(site / "experiments/mini/index.html")
-    assert f"statistic: odds ratio {words}." in text(site / "claims.html")
+    assert f"statistic: odds ratio {words}." in text(site / "claims/mini.html")
     fisher = next(c for c in json.loads(text(site / "data/results.json"))["claims"] if c["id"] == "mini.Y_vs_X.fisher")
     assert fisher["estimate"] is None
     assert fisher["not_finite"] == {"estimate": reason} and fisher["statistic_note"] == words

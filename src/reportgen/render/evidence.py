@@ -23,7 +23,7 @@ from reportgen.claims.claim import Claim
 from reportgen.model.outcomes import OUTCOME_LABELS
 from reportgen.render.views import CallView, RunView, SheetLink
 
-EVIDENCE_PREVIEW = 6  # thumbnails shown with each claim on claims.html
+EVIDENCE_PREVIEW = 4  # thumbnails shown with the first claim of each evidence list on its claims page
 EVIDENCE_ROWS = 200  # a set this long or shorter is a table, a thumbnail per call
 
 
@@ -103,3 +103,38 @@ def _by_service(evidence: tuple[str, ...], service_of: Mapping[str, str]) -> dic
     return groups
 
 
+
+
+def claims_page(run_id: str) -> str:
+    """Where one experiment's claims are, from the version root (claims.html lists them all)."""
+    return f"claims/{run_id}.html"
+
+
+def claims_by_run(claims: Sequence[Claim]) -> dict[str, tuple[Claim, ...]]:
+    """Each experiment's claims, in the report's order."""
+    runs: dict[str, list[Claim]] = {}
+    for claim in claims:
+        runs.setdefault(claim.experiment, []).append(claim)
+    return {run_id: tuple(own) for run_id, own in runs.items()}
+
+
+def first_with_evidence(claims: Sequence[Claim]) -> dict[str, str]:
+    """Each claim's first claim on the page with the same evidence (itself, when it is
+    the first): the calls are previewed once, where that claim is."""
+    first: dict[tuple[str, ...], str] = {}
+    return {claim.id: first.setdefault(claim.evidence, claim.id) for claim in claims}
+
+
+def findings_of(claims: Sequence[Claim]) -> tuple[str, ...]:
+    """The ids of the findings that weaken any of ``claims``, in order of first mention."""
+    return tuple(dict.fromkeys(fid for claim in claims for fid in claim.findings))
+
+
+def claims_by_set(by_claim: Mapping[str, Sequence[tuple[str, int, str]]]) -> dict[str, tuple[str, ...]]:
+    """The ids of the claims each evidence page supports, by the page's key (the
+    inverse of ``evidence_index``'s links)."""
+    cited: dict[str, list[str]] = {}
+    for claim_id, links in by_claim.items():
+        for _, _, href in links:
+            cited.setdefault(href.rsplit("/", 1)[-1].removesuffix(".html"), []).append(claim_id)
+    return {key: tuple(ids) for key, ids in cited.items()}

@@ -16,9 +16,10 @@ from markupsafe import Markup
 
 from reportgen import __version__
 from reportgen.audit.redaction import redactions_json
-from reportgen.claims.claim import RESULTS_SCHEMA
+from reportgen.claims.claim import RESULTS_SCHEMA, Claim
 from reportgen.model.findings import Finding
-from reportgen.render.evidence import EVIDENCE_PREVIEW, evidence_index, sheet_shares
+from reportgen.render.evidence import (EVIDENCE_PREVIEW, claims_by_run, claims_by_set, claims_page, evidence_index,
+                                       findings_of, first_with_evidence, sheet_shares)
 from reportgen.render.report import Report, RunReport
 from reportgen.render.theme import theme_environment, theme_static
 from reportgen.render.shared import RunSheets, SheetsMade, VersionOutput, write_shared
@@ -89,15 +90,26 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
         page(f"pages/{rendered.page.name}.html", "page.html", narrative=rendered)
     by_id = {v.id: v for v in views}
 
-    def evidence_page(key: str, run_id: str, service: str, ids: Sequence[str]) -> None:
+    def evidence_page(key: str, run_id: str, service: str, ids: Sequence[str], supports: Sequence[Claim]) -> None:
         # Inside the task: which sheets hold the calls is worked out by whichever process writes the page.
         page(f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id, service=service, n_calls=len(ids),
+             supports=supports,
              **sheet_shares(by_id[run_id], service, [calls[(run_id, i)] for i in ids]))
 
+    cited = claims_by_set(claim_evidence)
     for key, (run_id, service, ids) in evidence_sets.items():
-        tasks.append(partial(evidence_page, key, run_id, service, ids))
-    large.append(partial(page, "claims.html", "claims.html", claim_list=report.claims, calls=calls,
-                         claim_evidence=claim_evidence, preview=EVIDENCE_PREVIEW))
+        tasks.append(partial(evidence_page, key, run_id, service, ids, [claims[c] for c in cited.get(key, ())]))
+    # The claims: one small index (every id keeps its anchor there, linking onward) and
+    # a page per experiment.
+    by_run = claims_by_run(report.claims)
+    # (A theme's own claims.html, written for the single page, still has what it had.)
+    large.append(partial(page, "claims.html", "claims.html", runs=views, claims_of=by_run, claim_list=report.claims,
+                         calls=calls, claim_evidence=claim_evidence, preview=EVIDENCE_PREVIEW))
+    for view in views:
+        own = by_run.get(view.id, ())
+        large.append(partial(page, claims_page(view.id), "claims_run.html", run=view, claim_list=own, calls=calls,
+                             claim_evidence=claim_evidence, preview=EVIDENCE_PREVIEW,
+                             previewed_at=first_with_evidence(own), page_findings=findings_of(own)))
     large.append(partial(_emit_made, out, "data/results.json", partial(results_json, report)))
     out.run_tasks(large + tasks)
     out.add("data/reportgen.toml", (report.source.root / "reportgen.toml").read_bytes())

@@ -12,10 +12,12 @@ import hashlib
 import json
 import multiprocessing
 import os
+import re
 import secrets
 import shutil
 import tempfile
 from functools import partial
+import tomllib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -287,8 +289,10 @@ def _write_file(root: Path, rel: str, data: bytes) -> tuple[int, int, int]:
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
 
 
-def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, base_url: str) -> None:
-    """versions.json (merged with earlier versions), index.html, 404.html, .nojekyll."""
+def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, base_url: str,
+                     previous: str | None = None) -> None:
+    """versions.json (merged with earlier versions), index.html, 404.html, .nojekyll.
+    ``previous``: the version ``entry`` supersedes, whose page of changes is linked."""
     versions_path = out / "versions.json"
     entries: list[dict] = []
     if versions_path.is_file():
@@ -304,7 +308,9 @@ def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, ba
     write_atomic(versions_path, (json.dumps(entries, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     latest = str(entries[0]["version"])
     title = str(entries[0].get("title", ""))
-    html = env.get_template("versions.html").render(title=title, latest=latest, versions=entries)
+    shown = [dict(e, **own_date(out, str(e.get("version")), str(e.get("built_at", "")))) for e in entries]
+    html = env.get_template("versions.html").render(title=title, latest=latest, versions=shown,
+                                                    changes=diff_pages(out, entry.version, previous))
     write_atomic(out / "index.html", html.encode("utf-8"))
     base = base_url if not base_url or base_url.endswith("/") else base_url + "/"
     write_atomic(out / "404.html", env.get_template("404.html").render(base_url=base).encode("utf-8"))
@@ -324,6 +330,39 @@ def _newest_first(entry: Mapping[str, object]) -> tuple[datetime, str]:
 
 
 _NO_TIME = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def own_date(out: Path, version: str, listed: str) -> dict[str, str]:
+    """A version's date as the version itself records it (data/results.json), and what
+    it was taken from: the built_at its reportgen.toml sets, else its newest call."""
+    folder = out / version / "data"
+    built_at = listed
+    try:
+        with open(folder / "results.json", "rb") as handle:  # the head: a few short lines
+            head = handle.read(4096).decode("utf-8", "replace")
+        found = re.search(r'^ *"built_at": *("(?:[^"\\]|\\.)*")', head, re.M)
+        built_at = json.loads(found.group(1)) if found else listed
+    except (OSError, ValueError):
+        pass
+    try:
+        dated_by = "reportgen.toml" if "built_at" in tomllib.loads((folder / "reportgen.toml").read_text("utf-8")) \
+            else "newest call"
+    except (OSError, ValueError):
+        dated_by = ""
+    return {"built_at": built_at, "dated_by": dated_by}
+
+
+def diff_pages(out: Path, version: str, previous: str | None) -> dict[str, list[str]]:
+    """For each version, the versions whose pages of changes to it are on the site
+    (diff/<old>..<new>/index.html); with ``previous``, the one this build writes."""
+    pages: dict[str, list[str]] = {}
+    if previous and (out / previous / "manifest.json").is_file():
+        pages[version] = [previous]
+    for page in sorted((out / "diff").glob("*..*/index.html")):
+        old, _, new = page.parent.name.partition("..")
+        if old and new and old not in pages.setdefault(new, []):
+            pages[new].append(old)
+    return pages
 
 
 def _css_escape(label: str) -> str:
