@@ -291,6 +291,7 @@ def _harness_log(log: _Loaded) -> HarnessLog:
         started_at=created, samples=made,
         params=_params(model_config, plan_config), prompt=first_prompt(samples[0].load()),
         listed_units=facts.listed, aggregate=aggregate, notes=notes,
+        headline=next((h for h in HEADLINES if h in aggregate), ""), rule=_rule(facts),
         column_notes={k: v for k, v in COLUMN_NOTES.items() if k in present})
 
 
@@ -356,6 +357,15 @@ def _reducer(results: Mapping[str, Any], scorer: str, evaluation: Mapping[str, A
         return str(entry["reducer"])
     reducers = json_object(evaluation.get("config")).get("epochs_reducer")
     return str(reducers[0]) if isinstance(reducers, list) and reducers else "mean"
+
+
+def _rule(facts: _Facts) -> str:
+    """How Inspect counts a sample into its accuracy or mean, in words."""
+    rule = ("C counts 1, P (partial credit) ½, I and N 0" if facts.kind == "pass"
+            else f"the mean of {facts.scorer}'s scores")
+    if facts.epochs > 1:
+        rule += f"; each sample's {facts.epochs} epochs reduced by {facts.reducer} first"
+    return rule + "; samples that ended in an error are left out"
 
 
 @dataclass(frozen=True)

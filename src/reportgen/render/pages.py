@@ -89,6 +89,7 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
     def evidence_page(key: str, run_id: str, service: str, ids: Sequence[str]) -> None:
         # Inside the task: which sheets hold the calls is worked out by whichever process writes the page.
         page(f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id, service=service, n_calls=len(ids),
+             drawings=by_id[run_id].drawings,
              **sheet_shares(by_id[run_id], service, [calls[(run_id, i)] for i in ids]))
 
     for key, (run_id, service, ids) in evidence_sets.items():
