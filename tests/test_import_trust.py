@@ -102,13 +102,15 @@ def test_the_page_shows_the_harness_number_and_rule_beside_the_headline(paired_s
     [page] = (site / "experiments").glob("*/index.html")
     html = page.read_text(encoding="utf-8")
     text = visible_text(html)
-    expected = (f"Inspect reports accuracy {inspect_accuracy(ALPHA):.3g} for gpt-4o-mini (scorer match; C counts 1, "
-                "P (partial credit) ½, I and N 0; samples that ended in an error are left out); this report counts "
-                "partial credit (P) as a non-pass, as it does a technical failure: ")
-    assert expected in text
+    expected = (f"Inspect reports accuracy {inspect_accuracy(BETA):.3g} for claude-3-5-haiku (scorer includes; C "
+                "counts 1, P (partial credit) ½, I and N 0; samples that ended in an error are left out); this report "
+                "counts partial credit (P) as a non-pass, as it does a technical failure: ")
+    passes = BETA.count("C")
+    assert f"{expected}{100 * passes / len(BETA):.1f}% ({passes}/{len(BETA)})" in text
+    # The second service's line names its own scorer, and the rules once said.
     passes = ALPHA.count("C")
-    assert f"{expected}{100 * passes / len(ALPHA):.1f}% ({passes}/{len(ALPHA)})" in text
-    assert "for claude-3-5-haiku (scorer includes;" in text
+    assert (f"Inspect reports accuracy {inspect_accuracy(ALPHA):.3g} for gpt-4o-mini (scorer match); this report, by "
+            f"the same rules: {100 * passes / len(ALPHA):.1f}% ({passes}/{len(ALPHA)})") in text
     # On the first screen: before the audit and the results.
     assert html.index('id="harness"') < html.index('id="audit"') and html.index('id="harness"') < html.index(
         'id="results"')
@@ -216,3 +218,27 @@ def test_pairing_errors_name_the_cause_and_the_flag(tmp_path: Path) -> None:
     twice = write_json(folder / "t.json", inspect_log("acme/a", graded(BETA, "includes"), scorer="includes"))
     runs = assemble(read_inspect([grades, twice]))  # one model scored twice: a run per scorer
     assert sorted(r.id for r in runs) == ["quiz-includes", "quiz-match"]
+
+
+def test_logs_of_one_model_with_different_solvers_are_two_services(tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    plain = inspect_log("claude-3-7-sonnet-latest", graded(ALPHA, "match"))
+    agent = inspect_log("claude-3-7-sonnet-latest", graded(BETA, "match"))
+    agent["plan"]["steps"] = [{"solver": "btw_solver", "params": {}}]
+    paths = [write_json(folder / "plain.json", plain), write_json(folder / "agent.json", agent)]
+    [run] = assemble(read_inspect(paths))
+    assert run.design == "paired"
+    assert [s.id for s in run.services] == ["claude-3-7-sonnet-latest-btw_solver", "claude-3-7-sonnet-latest-generate"]
+    assert any("claude-3-7-sonnet-latest-btw_solver ran claude-3-7-sonnet-latest with btw_solver" in n
+               for n in run.notes)
+    same = write_json(folder / "same.json", inspect_log("claude-3-7-sonnet-latest", graded(BETA, "match")))
+    with pytest.raises(InputError, match=r"has 2 logs with the same solver \(scorers match, match\): a model is one "
+                                         r"service of a run; import each log apart \(--experiment NAME\)"):
+        assemble(read_inspect([paths[0], same]))
+
+
+def test_a_percentage_accuracy_is_said_to_be_one(tmp_path: Path) -> None:
+    raw = inspect_log("gpt-4o", graded(ALPHA, "match"))
+    raw["results"]["scores"][0]["metrics"]["accuracy"]["value"] *= 100  # as R's vitals writes it
+    [log] = read_inspect([write_json(tmp_path / "log.json", raw)])
+    assert log.headline == "accuracy" and log.rule.endswith("the number is on a 0–100 scale (a percentage)")

@@ -74,8 +74,8 @@ def assemble(logs: Sequence[HarnessLog], experiment: str | None = None,
                                   "sample ids are matched)")])
     groups: dict[tuple[str, str], list[HarnessLog]] = {}
     for task, members in by_task.items():
-        models = [log.model for log in members]
-        if len(set(models)) == len(models):  # one log per model: one run, whatever each scorer's name
+        models = [(log.model, log.variant) for log in members]
+        if len(set(models)) == len(models):  # one log per model (and solver): one run, whatever each scorer's name
             groups[(task, "")] = members
         else:  # a model scored twice: a run per metric, as before
             for log in members:
@@ -106,20 +106,15 @@ def _metric(task: str, logs: list[HarnessLog]) -> str:
 
 
 def _run(run_id: str, task: str, logs: list[HarnessLog], baseline_model: str | None) -> ImportedRun:
-    models = [log.model for log in logs]
-    duplicated = sorted({m for m in models if models.count(m) > 1})
-    if duplicated:
-        scorers = ", ".join(log.metric for log in logs if log.model == duplicated[0])
-        raise InputError([Problem(logs[0].source, 0, "model", f"task {task}: {duplicated[0]!r} has "
-                                  f"{models.count(duplicated[0])} logs (scorers {scorers}): a model is one service "
-                                  "of a run; import each log apart (--experiment NAME)")])
+    names = _service_names(task, logs)
     metric = _metric(task, logs)
     kind = logs[0].kind
     if len({log.higher_is_better for log in logs}) > 1:
         raise InputError([Problem(logs[0].source, 0, "metric", f"task {task}: the logs disagree on whether a "
                                   f"higher {metric} is better")])
-    sids = model_ids(sorted(models))
-    services = [ImportedService(sids[log.model], log) for log in sorted(logs, key=lambda item: item.model)]
+    sids = model_ids(sorted(names.values()))
+    services = [ImportedService(sids[names[id(log)]], log)
+                for log in sorted(logs, key=lambda item: (item.model, item.variant))]
     baseline = _baseline(services, baseline_model, logs[0].source)
     notes: list[str] = []
     epochs = any(s.epoch > 1 for log in logs for s in log.samples)
@@ -128,6 +123,9 @@ def _run(run_id: str, task: str, logs: list[HarnessLog], baseline_model: str | N
     if design == "leaderboard" and epochs:
         raise InputError([Problem(logs[0].source, 0, "epoch", f"task {task}: {len(services)} models with "
                                   "several epochs; import two models at a time (a repeated design)")])
+    if len({svc.log.model for svc in services}) < len(services):
+        notes.append("logs of one model that differ in their solver, each a service: " + "; ".join(
+            f"{svc.id} ran {svc.log.model} with {svc.log.variant}" for svc in services))
     if len({svc.log.metric for svc in services}) > 1:
         notes.append("the logs' metrics have different names, paired on the task: " + "; ".join(
             f"{svc.id} was scored by {svc.log.metric}" for svc in services))
@@ -150,6 +148,22 @@ def _run(run_id: str, task: str, logs: list[HarnessLog], baseline_model: str | N
     if len(set(ids)) != len(ids):
         raise InputError([Problem(logs[0].source, 0, "id", f"task {task}: a sample id and epoch repeat in one log")])
     return ImportedRun(run_id, task, metric, kind, design, tuple(services), baseline, tuple(calls), tuple(notes))
+
+
+def _service_names(task: str, logs: list[HarnessLog]) -> dict[int, str]:
+    """Each log's service name (by ``id(log)``): its model, and its solver too where one
+    model has several logs; two logs of one model and solver are refused."""
+    models = [log.model for log in logs]
+    names = {}
+    for log in logs:
+        twins = [other for other in logs if other.model == log.model]
+        if len(twins) > 1 and len({other.variant for other in twins}) < len(twins):
+            scorers = ", ".join(other.metric for other in twins)
+            raise InputError([Problem(log.source, 0, "model", f"task {task}: {log.model!r} has {len(twins)} logs "
+                                      f"with the same solver (scorers {scorers}): a model is one service of a run; "
+                                      "import each log apart (--experiment NAME)")])
+        names[id(log)] = log.model if models.count(log.model) == 1 else f"{log.model} {log.variant}"
+    return names
 
 
 def _baseline(services: list[ImportedService], model: str | None, source: str) -> str:

@@ -70,6 +70,7 @@ class HarnessLog:
     aggregate: Mapping[str, float] = field(default_factory=dict)  # the harness's own numbers
     headline: str = ""  # which of them is the harness's headline (a key of ``aggregate``)
     rule: str = ""  # how the harness counts a sample into its headline, in words
+    variant: str = ""  # what else the run varied, e.g. Inspect's solver: tells two logs of one model apart
     higher_is_better: bool = True  # the metric's direction, as the harness records it
     notes: tuple[str, ...] = ()  # what the reader noticed and the report should say
     column_notes: Mapping[str, str] = field(default_factory=dict)  # what each kept column is

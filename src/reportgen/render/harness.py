@@ -36,14 +36,16 @@ def harness_lines(contract: RunContract, calls: tuple[Call, ...] | list[Call]) -
                 "grade as 0" + _failures(contract))
     else:
         rule = "takes the mean score" + _failures(contract)
-    lines = []
+    lines: list[HarnessLine] = []
     for service in contract.services:
         if service.id not in harness.values:
             continue
         scorer = harness.scorers.get(service.id)
-        how = f"scorer {scorer}; {harness.rule}" if scorer else harness.rule
+        # The rules are said once, on the first line; the others name their scorer only.
+        told = [f"scorer {scorer}"] if scorer else []
+        how = "; ".join(told if lines else [*told, harness.rule])
         lines.append(HarnessLine(service.id, harness.name, harness.metric, f"{harness.values[service.id]:.3g}",
-                                 how, rule))
+                                 how, "by the same rules" if lines else rule))
     return tuple(lines)
 
 
