@@ -136,7 +136,9 @@ def contract_text(run: ImportedRun) -> str:
     """run.toml: what the logs record, "unknown" for what they do not."""
     first = run.services[0].log
     planned = Counter(c.service for c in run.calls)
-    title = f"{run.task}: {run.metric} ({harness_name(first.harness)} import)"
+    # A long scorer name (R's vitals writes its call) stays in the question, not the title.
+    named = f"{run.task}: {run.metric}" if len(run.metric) <= 32 else run.task
+    title = f"{named} ({harness_name(first.harness)} import)"
     lines = [
         f"# Imported from {first.harness} {first.harness_version} logs. The contract was written after",
         "# the run: edit what you know (question, thresholds, parameters) and build again.",
