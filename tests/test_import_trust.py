@@ -242,3 +242,22 @@ def test_a_percentage_accuracy_is_said_to_be_one(tmp_path: Path) -> None:
     raw["results"]["scores"][0]["metrics"]["accuracy"]["value"] *= 100  # as R's vitals writes it
     [log] = read_inspect([write_json(tmp_path / "log.json", raw)])
     assert log.headline == "accuracy" and log.rule.endswith("the number is on a 0–100 scale (a percentage)")
+
+
+def test_a_harness_number_that_is_not_finite_is_left_out_of_the_contract() -> None:
+    from reportgen.importers.records import HarnessLog, Sample
+    from reportgen.importers.write import contract_text
+
+    samples = (Sample("1", 1, {"q": 1}, "ok", passed=True, started_at="2025-01-01T00:00:00+00:00"),)
+
+    def log(value: float) -> HarnessLog:
+        return HarnessLog("lm-eval", "0.4.9", "results.json", "task", "org/model", "acc", "pass",
+                          "2025-01-01T00:00:00+00:00", samples, aggregate={"acc,none": value},
+                          headline="acc,none", rule="the mean of acc over the documents it evaluated")
+
+    [run] = assemble([log(0.5)])
+    text = contract_text(run)
+    assert '[harness]\nname = "lm-eval"' in text and 'metric = "acc"' in text and "value = {model = 0.5}" in text
+    assert "scorer = " not in text  # lm-eval's metric is the harness's own name; Inspect names a scorer
+    [run] = assemble([log(float("nan"))])
+    assert "[harness]" not in contract_text(run)

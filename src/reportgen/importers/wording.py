@@ -3,6 +3,7 @@ rule (``[harness]``), the partial-credit choice, and what the latency column mea
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from reportgen.importers.assemble import ImportedRun
@@ -46,13 +47,19 @@ def harness_lines(run: ImportedRun, key: Callable[[str], str], toml: Callable[[o
     metric = next((s.log.headline for s in run.services if s.log.headline), "")
     if not metric:
         return []
-    values = [(s.id, s.log.aggregate[metric]) for s in run.services if s.log.headline == metric]
+    values = [(s.id, s.log.aggregate[metric]) for s in run.services
+              if s.log.headline == metric and math.isfinite(s.log.aggregate[metric])]
+    if not values:
+        return []
     rule = next(s.log.rule for s in run.services if s.log.headline == metric)
     lines = ["", "# The harness's own number for each service, as its log reports it, and how it counts a sample.",
              "[harness]", f"name = {toml(harness_name(first.harness))}",
-             f"version = {toml(first.harness_version)}", f"metric = {toml(metric)}", f"rule = {toml(rule)}",
+             f"version = {toml(first.harness_version)}",
+             f"metric = {toml(metric.removesuffix(',none'))}",  # lm-eval's key names its filter: "none" says nothing
+             f"rule = {toml(rule)}",
              "value = {" + ", ".join(f"{key(sid)} = {toml(v)}" for sid, v in values) + "}"]
-    lines.append("scorer = {" + ", ".join(f"{key(s.id)} = {toml(s.log.metric)}" for s in run.services) + "}")
+    if first.harness in GRADER:  # the scorer each service's log was graded by
+        lines.append("scorer = {" + ", ".join(f"{key(s.id)} = {toml(s.log.metric)}" for s in run.services) + "}")
     return lines
 
 
