@@ -261,3 +261,16 @@ def test_a_harness_number_that_is_not_finite_is_left_out_of_the_contract() -> No
     assert "scorer = " not in text  # lm-eval's metric is the harness's own name; Inspect names a scorer
     [run] = assemble([log(float("nan"))])
     assert "[harness]" not in contract_text(run)
+
+
+def test_an_imported_leaderboard_does_not_claim_its_comparisons_were_chosen_in_advance(tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    paths = [write_json(folder / f"{name}.json", inspect_log(f"acme/{name}", graded(values, "match")))
+             for name, values in (("a", ALPHA), ("b", BETA), ("c", list(reversed(ALPHA))))]
+    run_cli("import", "inspect", *map(str, paths), "--into", str(tmp_path / "src"))
+    site = build(tmp_path / "src", tmp_path / "site")
+    results = json.loads((site / "data" / "results.json").read_text(encoding="utf-8"))
+    assumptions = [a for c in results["claims"] for a in c.get("assumptions", [])]
+    assert CHOSEN_AFTER in assumptions and CHOSEN_BEFORE not in assumptions
+    for page in [*(site / "experiments").rglob("*.html"), site / "claims.html"]:
+        assert CHOSEN_BEFORE not in page.read_text(encoding="utf-8"), page
