@@ -41,7 +41,7 @@ def test_two_models_import_as_a_paired_run_that_builds_and_verifies(tmp_path: Pa
 
     contract = tomllib.loads((src / "experiments" / "birds" / "run.toml").read_text(encoding="utf-8"))
     assert contract["run"]["registered_at"] == "unknown"
-    assert contract["run"]["baseline"].startswith("acme-tiny")
+    assert contract["run"]["baseline"] == "tiny"
     assert contract["run"]["design"] == "paired"
     # What the import noticed stays with the contract, where the pages show it.
     assert any("1 of its 5 calls are on units held by one model's log only" in note

@@ -241,7 +241,7 @@ def test_partial_credit_is_not_a_pass_and_is_noted(tmp_path: Path) -> None:
     log = read_one(write_json(tmp_path / "a.json", inspect_log("acme/alpha", [sample(1, "C"), sample(2, "P")])))
     partial = log.samples[1]
     assert (partial.status, partial.passed) == ("ok", False)
-    assert partial.grade_reason == 'match: "P" (partial credit: counted as not passed); answer: No'
+    assert partial.grade_reason == 'match: "P" (partial credit); answer: No'
     assert log.aggregate["accuracy"] == 0.75 and report_rate(log) == 0.5
     assert '1 of 2 samples were graded partial ("P"): counted as not passed; Inspect\'s accuracy counts each ' \
            "as 0.5" in log.notes
@@ -373,7 +373,7 @@ def test_two_models_on_one_task_build_the_paired_comparison_the_data_give(tmp_pa
     logs = two_models(tmp_path / "logs")
     import_build_verify(logs, tmp_path / "src", tmp_path / "site")
     [run] = assemble(read_inspect(logs))
-    assert run.design == "paired" and run.baseline.startswith("acme-alpha")
+    assert run.design == "paired" and run.baseline == "alpha"
     [candidate] = run.candidates
     claims = {c["id"]: c for c in json.loads((tmp_path / "site" / "v1" / "data" / "results.json").read_text())["claims"]}
     # The test's own reading of the fixture: a pass is "C" with no error; "P", "I" and an error are not.

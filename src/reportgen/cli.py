@@ -223,9 +223,10 @@ def diff(ctx: click.Context, old: Path, new: Path, html_out: Path | None) -> Non
               help="Report source folder to write into (created if absent; its reportgen.toml is kept).")
 @click.option("--experiment", default=None, help="Experiment id (default: the task's name).")
 @click.option("--baseline", default=None, help="Model compared against (default: the first by name).")
+@click.option("--same-task", is_flag=True, help="The logs are of one task whatever their task names: one run.")
 @click.pass_context
 def import_(ctx: click.Context, harness: str, paths: tuple[Path, ...], into: Path, experiment: str | None,
-            baseline: str | None) -> None:
+            baseline: str | None, same_task: bool) -> None:
     """Turn a harness's logs (Inspect AI .eval/.json, lm-eval output folders, HELM run
     folders) into a report source that check and build accept. Logs of one task by
     several models become one experiment with a service per model; the contract says it
@@ -234,7 +235,8 @@ def import_(ctx: click.Context, harness: str, paths: tuple[Path, ...], into: Pat
 
     click.echo(f"  reading {len(paths)} {harness} log path(s); nothing is written until every one reads", err=True)
     try:
-        created, runs = import_logs(harness, paths, into, experiment, baseline, TerminalProgress(quiet=False))
+        created, runs = import_logs(harness, paths, into, experiment, baseline, TerminalProgress(quiet=False),
+                                    same_task)
     except Exception as exc:  # noqa: BLE001 - every failure is reported by _fail
         _fail(exc, ctx.obj["debug"])
         return

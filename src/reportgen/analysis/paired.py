@@ -193,6 +193,12 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
         "the cluster bootstrap interval" if decided_on == "bootstrap" else "the paired t interval")
     verdict = _verdict(contract, low, high, critical, test, too_few, basis)
     evidence = tuple(i for r in rows for i in r.candidate_calls) + tuple(i for r in rows for i in r.baseline_calls)
+    # A contract written after the run does not say the comparison was chosen before the data.
+    difference = dataclasses.replace(difference, assumptions=contract.stated(difference.assumptions))
+    if bootstrap is not None:
+        bootstrap = dataclasses.replace(bootstrap, assumptions=contract.stated(bootstrap.assumptions))
+    if row_level is not None:
+        row_level = dataclasses.replace(row_level, assumptions=contract.stated(row_level.assumptions))
     return PairedComparison(
         baseline=baseline, candidate=candidate, unit="task" if repeated else "pair",
         metric="score" if contract.primary_metric == "score" else "pass", rows=tuple(rows),

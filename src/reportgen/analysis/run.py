@@ -108,6 +108,7 @@ def _holm_adjusted(group: GroupAnalysis, contract: RunContract) -> GroupAnalysis
     for c in group.comparisons:
         p = adjusted.get(c.candidate, math.nan)
         interval = _difference(group.service(c.baseline), group.service(c.candidate), contract, level).difference
+        interval = dataclasses.replace(interval, assumptions=contract.stated(interval.assumptions))
         test = stats.Test(p, contract.alpha, f"the Holm-adjusted {name} test over {k} comparisons", "Holm-adjusted p")
         verdict = _verdict(interval, test, contract, bool(group.service(c.candidate).critical_calls), basis)
         comparisons.append(dataclasses.replace(c, adjusted_p_value=None if math.isnan(p) else p,
@@ -203,10 +204,12 @@ def _service_result(service: str, calls: list[Call], planned: int, cl: float,
 
 def _compare(base: ServiceResult, cand: ServiceResult, contract: RunContract, cl: float) -> ComparisonResult:
     compared = _difference(base, cand, contract, cl)
-    difference = compared.difference
+    # A contract written after the run does not say the comparison was chosen before the data.
+    difference = dataclasses.replace(compared.difference, assumptions=contract.stated(compared.difference.assumptions))
+    tested = dataclasses.replace(compared.test, assumptions=contract.stated(compared.test.assumptions))
     test = stats.Test(compared.test.p_value, contract.alpha, _TEST_NAMES[contract.primary_metric])
     verdict = _verdict(difference, test, contract, bool(cand.critical_calls))
-    return ComparisonResult(base.service, cand.service, difference, compared.test, verdict,
+    return ComparisonResult(base.service, cand.service, difference, tested, verdict,
                             cand.first_calls + base.first_calls,
                             metric="score" if contract.primary_metric == "score" else "pass")
 

@@ -245,7 +245,8 @@ def _log(run: _Run, metric: str) -> HarnessLog:
         harness="helm", harness_version="unknown", source=run.source, task=_task(run), model=model,
         metric=metric, kind=kind, started_at=times[0] if times else NO_TIME, samples=samples,
         params=_params(adapter), prompt=instructions if isinstance(instructions, str) and instructions else "unknown",
-        listed_units=len(run.units), aggregate=_aggregate(run, metric),
+        listed_units=len(run.units), aggregate=(aggregate := _aggregate(run, metric)),
+        headline=next(iter(aggregate), ""), rule=f"the mean of {metric} over the split's instances (unperturbed)",
         notes=_notes(run, metric, samples, bool(times)), column_notes=COLUMN_NOTES,
     )
 

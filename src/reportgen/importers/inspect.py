@@ -291,6 +291,7 @@ def _harness_log(log: _Loaded) -> HarnessLog:
         started_at=created, samples=made,
         params=_params(model_config, plan_config), prompt=first_prompt(samples[0].load()),
         listed_units=facts.listed, aggregate=aggregate, notes=notes,
+        headline=next((h for h in HEADLINES if h in aggregate), ""), rule=_rule(facts), variant=_solvers(log.header),
         column_notes={k: v for k, v in COLUMN_NOTES.items() if k in present})
 
 
@@ -356,6 +357,27 @@ def _reducer(results: Mapping[str, Any], scorer: str, evaluation: Mapping[str, A
         return str(entry["reducer"])
     reducers = json_object(evaluation.get("config")).get("epochs_reducer")
     return str(reducers[0]) if isinstance(reducers, list) and reducers else "mean"
+
+
+def _solvers(header: Mapping[str, Any]) -> str:
+    """The plan's solvers, by name ("generate", "btw_solver"...), one line."""
+    steps = json_object(header.get("plan")).get("steps")
+    names = [str(step["solver"]) for step in steps if isinstance(step, dict) and isinstance(step.get("solver"), str)] \
+        if isinstance(steps, list) else []
+    return one_line(", ".join(names), 120)
+
+
+def _rule(facts: _Facts) -> str:
+    """How Inspect counts a sample into its accuracy or mean, in words."""
+    rule = ("C counts 1, P (partial credit) ½, I and N 0" if facts.kind == "pass"
+            else f"the mean of {facts.scorer}'s scores")
+    if facts.epochs > 1:
+        rule += f"; each sample's {facts.epochs} epochs reduced by {facts.reducer} first"
+    rule += "; samples that ended in an error are left out"
+    headline = next((facts.aggregate[h] for h in HEADLINES if h in facts.aggregate), None)
+    if facts.kind == "pass" and headline is not None and headline > 1:  # R's vitals writes a percentage
+        rule += "; the number is on a 0–100 scale (a percentage)"
+    return rule
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,7 @@ def read_sample(raw: Mapping[str, Any], context: LogContext, payload: Callable[[
         returned_model=one_line(output["model"], 200) if isinstance(output.get("model"), str) else "",
         started_at=iso_with_offset(raw.get("started_at"))[0], latency_ms=_latency(raw.get("total_time")),
         columns={"sample_id": unit, **({"sample_uuid": uuid} if isinstance(uuid, str) and uuid else {})},
+        partial=ok and observed.partial,
     )
     return sample, observed
 
@@ -129,7 +130,7 @@ def _grade(score: object, context: LogContext) -> tuple[_Grade, Observed]:
     text = f"{context.scorer}: {json.dumps(value, ensure_ascii=False)}"
     answer = entry.get("answer")
     if isinstance(value, str) and value == "P":
-        text += " (partial credit: counted as not passed)"
+        text += " (partial credit)"
     if isinstance(answer, str) and answer:
         text += f"; answer: {answer}"
     text = one_line(text, GRADE_CHARS)

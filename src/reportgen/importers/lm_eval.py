@@ -274,6 +274,8 @@ def _metric_log(context: _LogContext, data: SamplesFile, given: _LogInput) -> Ha
         harness=context.harness, harness_version=context.version, source=str(data.path), task=given.task,
         model=context.model, metric=given.label, kind=kind, started_at=context.started_at, samples=samples,
         params=given.params, prompt=data.first_prompt, listed_units=listed, aggregate=given.aggregate,
+        headline=f"{given.metric},{given.filter}" if f"{given.metric},{given.filter}" in given.aggregate else "",
+        rule=f"the {given.aggregation} of {given.metric} over the documents it evaluated",
         notes=given.notes + tuple(_metric_notes(given, samples, kind, per_repetition)),
         higher_is_better=not given.lower_is_better,
         column_notes={k: v for k, v in COLUMN_NOTES.items() if k in present})

@@ -20,3 +20,29 @@ def safe_id(name: str, taken: set[str] | None = None) -> str:
     if taken is not None and tagged in taken:
         raise ValueError(f"two names map to the id {tagged!r}")
     return tagged
+
+
+def readable_id(name: str, taken: set[str]) -> str:
+    """``name`` as an id a reader recognises: runs of other characters become "-", and a
+    short hash of the name is added only when that id is already ``taken``."""
+    base = _UNSAFE.sub("-", name).strip("-.")[:80].strip("-.") or "x"
+    if base not in taken:
+        return base
+    return safe_id(name, taken | {base})
+
+
+def model_ids(models: list[str]) -> dict[str, str]:
+    """A service id per model name: the name after its provider prefix ("openai/gpt-4o-mini"
+    -> "gpt-4o-mini") where that is unique among ``models``, else the whole name made safe,
+    and a short hash only when two names still meet."""
+    short = {m: _UNSAFE.sub("-", m.rsplit("/", 1)[-1]).strip("-.")[:80].strip("-.") or "x" for m in models}
+    counts: dict[str, int] = {}
+    for value in short.values():
+        counts[value] = counts.get(value, 0) + 1
+    taken: set[str] = set()
+    ids = {}
+    for model in models:
+        sid = readable_id(short[model] if counts[short[model]] == 1 else model, taken)
+        taken.add(sid)
+        ids[model] = sid
+    return ids

@@ -40,6 +40,7 @@ class Sample:
     slice: str = ""  # a split or subset, when the harness records one
     artifacts: tuple[tuple[str, bytes], ...] = ()  # (file name, bytes): the output, the transcript
     columns: Mapping[str, str] = field(default_factory=dict)  # harness ids kept as log columns
+    partial: bool = False  # graded partial credit (Inspect's "P"): not a pass; a registered share under a score
     # Reads (request, artifacts) again from the log, when the reader does not hold them.
     payload: Callable[[], Payload] | None = field(default=None, compare=False, repr=False)
 
@@ -67,6 +68,9 @@ class HarnessLog:
     prompt: str = ""  # the task's instruction or first input, for the contract's [task]
     listed_units: int | None = None  # how many units × epochs the log's header lists
     aggregate: Mapping[str, float] = field(default_factory=dict)  # the harness's own numbers
+    headline: str = ""  # which of them is the harness's headline (a key of ``aggregate``)
+    rule: str = ""  # how the harness counts a sample into its headline, in words
+    variant: str = ""  # what else the run varied, e.g. Inspect's solver: tells two logs of one model apart
     higher_is_better: bool = True  # the metric's direction, as the harness records it
     notes: tuple[str, ...] = ()  # what the reader noticed and the report should say
     column_notes: Mapping[str, str] = field(default_factory=dict)  # what each kept column is

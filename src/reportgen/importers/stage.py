@@ -30,13 +30,14 @@ def read_logs(harness: str, paths: Sequence[Path]) -> list[HarnessLog]:
 
 
 def import_logs(harness: str, paths: Sequence[Path], into: Path, experiment: str | None = None,
-                baseline: str | None = None, progress: Progress = QuietProgress()) -> tuple[bool, tuple[Imported, ...]]:
+                baseline: str | None = None, progress: Progress = QuietProgress(),
+                same_task: bool = False) -> tuple[bool, tuple[Imported, ...]]:
     """Write every run the logs hold under ``into``; (whether reportgen.toml was written, runs).
     Everything is read and assembled before anything is written: a refused log leaves the
     source as it was."""
     logs = read_logs(harness, paths)
     progress.stage(f"read {len(logs)} log(s) holding {sum(len(log.samples) for log in logs)} samples")
-    runs = assemble(logs, experiment, baseline)
+    runs = assemble(logs, experiment, baseline, same_task)
     title = f"Imported {harness} evaluation"
     created = write_site_file(into, title)
     return created, tuple(Imported(run, write_run(run, into, progress)) for run in runs)

@@ -20,6 +20,7 @@ from typing import overload
 
 from reportgen.progress import Progress, QuietProgress
 from reportgen.importers.assemble import ImportedCall, ImportedRun
+from reportgen.importers.wording import column_notes, harness_lines, harness_name, partial_choice, question
 
 BASE_COLUMNS = ["run_id", "block_id", "service", "service_group", "requested_model", "returned_model",
                 "started_at", "request_hash", "status", "finish_reason", "latency_ms", "qualified",
@@ -114,13 +115,16 @@ def _row(run: ImportedRun, call: ImportedCall, hexdigest: str, artifact_path: st
     if run.kind == "score":
         row["score"] = "" if s.score is None or not math.isfinite(s.score) else _number(s.score)
     row["slice"] = s.slice
+    if s.partial:
+        row["partial"] = "true"
     row.update({name: value for name, value in sorted(s.columns.items())})
     return row
 
 
 def _csv(rows: list[dict[str, str]]) -> str:
     extra = sorted({k for r in rows for k in r} - set(BASE_COLUMNS))
-    columns = BASE_COLUMNS + [c for c in ("pair_id", "task_id", "repetition", "score", "slice") if c in extra]
+    columns = BASE_COLUMNS + [c for c in ("pair_id", "task_id", "repetition", "score", "slice", "partial")
+                              if c in extra]
     columns += [c for c in extra if c not in columns]
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
@@ -133,20 +137,17 @@ def contract_text(run: ImportedRun) -> str:
     """run.toml: what the logs record, "unknown" for what they do not."""
     first = run.services[0].log
     planned = Counter(c.service for c in run.calls)
-    models = ", ".join(s.log.model for s in run.services)
-    if run.candidates:
-        question = (f"On {run.task}, how do {models} compare in {run.metric}? "
-                    f"(imported from {first.harness}: the question was written after the run)")
-    else:
-        question = f"How does {models} do on {run.task} in {run.metric}? (imported from {first.harness})"
+    # A long scorer name (R's vitals writes its call) stays in the question, not the title.
+    named = f"{run.task}: {run.metric}" if len(run.metric) <= 32 else run.task
+    title = f"{named} ({harness_name(first.harness)} import)"
     lines = [
         f"# Imported from {first.harness} {first.harness_version} logs. The contract was written after",
         "# the run: edit what you know (question, thresholds, parameters) and build again.",
         "", "[run]",
-        f"id = {_toml(run.id)}", f"title = {_toml(f'{run.task}: {run.metric} ({first.harness} import)')}",
-        f"question = {_toml(question)}", 'phase = "formal"', 'registered_at = "unknown"',
+        f"id = {_toml(run.id)}", f"title = {_toml(title)}",
+        f"question = {_toml(question(run))}", 'phase = "formal"', 'registered_at = "unknown"',
         f"design = {_toml(run.design)}",
-        f"primary_metric = {_toml('score' if run.kind == 'score' else 'first_pass_rate')}",
+        f"primary_metric = {_toml('score' if run.kind == 'score' else 'first_pass_rate')}", *partial_choice(run),
         f"higher_is_better = {_toml(run.higher_is_better)}", f"baseline = {_toml(run.baseline)}",
         f"candidates = [{', '.join(_toml(c) for c in run.candidates)}]", "alpha = 0.05",
         "planned_calls = {" + ", ".join(f"{_key(s.id)} = {planned[s.id]}" for s in run.services) + "}",
@@ -161,7 +162,7 @@ def contract_text(run: ImportedRun) -> str:
     ]
     if run.notes:  # what the import noticed, kept where every reader of the contract sees it
         lines += ["import_notes = ["] + [f"  {_toml(note)}," for note in run.notes] + ["]"]
-    notes = {k: v for svc in run.services for k, v in sorted(svc.log.column_notes.items())}
+    notes = {k: v for svc in run.services for k, v in sorted(svc.log.column_notes.items())} | column_notes(run)
     if notes:  # what each kept column is (whose hash is which), shown with the contract
         lines += ["", "[environment.columns]"] + [f"{_key(k)} = {_toml(v)}" for k, v in sorted(notes.items())]
     held = Counter(c.service for c in run.calls)
@@ -169,11 +170,7 @@ def contract_text(run: ImportedRun) -> str:
               if svc.log.listed_units is not None and svc.log.listed_units > held[svc.id]]
     if listed:  # the log's header lists more samples than it holds: the audit says so
         lines += ["", "[environment.harness_listed]"] + [f"{_key(sid)} = {n}" for sid, n in listed]
-    reported = [(svc.id, svc.log.aggregate) for svc in run.services if svc.log.aggregate]
-    if reported:  # the harness's own numbers, to read beside the report's
-        lines += ["", "[environment.harness_reported]"]
-        lines += [f"{_key(sid)} = {{{', '.join(f'{_key(k)} = {_toml(v)}' for k, v in sorted(agg.items()))}}}"
-                  for sid, agg in reported]
+    lines += harness_lines(run, _key, _toml)
     lines += [
         "", "[task]", f"id = {_toml(run.task)}", f"prompt = {_toml(first.prompt or 'unknown')}",
         f"grading_rule = {_toml(f'{run.metric}, as {first.harness} scored it')}",

@@ -26,7 +26,7 @@ REQUIRED_COLUMNS = (
 OPTIONAL_COLUMNS = (
     "call_id", "attempt", "critical", "task_id", "repetition", "pair_id", "seed", "cluster_id",
     "phase", "input_tokens", "output_tokens", "cost_usd", "backend_fingerprint", "score",
-    "grader", "grade_reason", "disputed", "excluded", "exclusion_reason", "slice",
+    "grader", "grade_reason", "disputed", "excluded", "exclusion_reason", "slice", "partial",
 )
 LOG_NAMES = ("calls.csv", "calls.jsonl", "calls.parquet")
 MAX_FIELD_CHARS = 1_000_000

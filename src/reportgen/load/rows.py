@@ -65,6 +65,7 @@ def _parse_row(row: RawRow, file: str, contract: RunContract, service_ids: set[s
     latency = _latency(r)
     disputed = _flag(r, "disputed")
     critical = _flag(r, "critical")
+    partial = _flag(r, "partial")
     qualified = _qualified(r, status, disputed)
     attempt = _attempt(r)
     phase = _phase(r)
@@ -74,6 +75,10 @@ def _parse_row(row: RawRow, file: str, contract: RunContract, service_ids: set[s
         return None
     assert started is not None
     extra = {k: val for k, val in row.values.items() if k not in _READ_ABOVE and (k in OPTIONAL_COLUMNS or val)}
+    if contract.partial_credit is not None and status == "ok" and qualified is not None and not r.get("score"):
+        # run.partial_credit: a graded call without a score of its own scores 1 when it
+        # passed, the registered share when graded partial credit, else 0.
+        extra["score"] = "1" if qualified else repr(contract.partial_credit) if partial else "0"
     return Call(
         call_id=call_id, line=row.line, run_id=run_id, block_id=block_id, service=service,
         service_group=r.get("service_group"), requested_model=r.get("requested_model"),

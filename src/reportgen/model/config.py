@@ -4,7 +4,7 @@ vocabulary they use (designs, metrics, ids)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Mapping, get_args
 
@@ -72,6 +72,26 @@ class Service:
 
 
 @dataclass(frozen=True)
+class HarnessReported:
+    """``[harness]``: the harness's own number for each service, as its log reports it,
+    and the rule it counts a sample by (written by ``import``; shown beside the headline)."""
+
+    name: str  # the harness, e.g. "Inspect"
+    metric: str  # its aggregate's name, e.g. "accuracy"
+    rule: str  # how it counts a sample, in words
+    values: Mapping[str, float]  # service id -> the harness's number
+    version: str = ""
+    scorers: Mapping[str, str] = field(default_factory=dict)  # service id -> the scorer it used
+
+
+# An assumption the statistics state for a pre-registered comparison, and what a
+# contract written after the run says in its place.
+CHOSEN_BEFORE = "the comparison was chosen before the data were seen"
+CHOSEN_AFTER = ("the comparison was not fixed before the data were seen (the contract was written after the "
+                "run): the interval and p-value describe these data; they do not test a registered hypothesis")
+
+
+@dataclass(frozen=True)
 class RunContract:
     id: str
     title: str
@@ -114,6 +134,10 @@ class RunContract:
     unmatched_units: str = "count"
     # The size an SVG that gives none is rendered at: [task] render_viewport ("400x300").
     render_viewport: tuple[float, float] = DEFAULT_VIEWPORT
+    harness: HarnessReported | None = None  # [harness]: the harness's own number and rule
+    # The score a call graded partial credit earns (the log's ``partial`` column) under
+    # primary_metric = "score"; None: partial credit is a non-pass.
+    partial_credit: float | None = None
 
     def line_of(self, key: str, table: str = "[run]", nth: int = 1, whole_key: bool = False) -> int:
         return _line_of(self.text, key, table, nth, whole_key)
@@ -132,6 +156,13 @@ class RunContract:
         """What a decision is called: pre-registered only when the contract was."""
         return ("Decision by the contract's rule, written after the run" if self.written_after_run
                 else "Pre-registered decision")
+
+    def stated(self, assumptions: tuple[str, ...]) -> tuple[str, ...]:
+        """``assumptions`` as this contract can state them: a comparison is "chosen before
+        the data were seen" only when the contract was registered before the run."""
+        if not self.written_after_run:
+            return assumptions
+        return tuple(CHOSEN_AFTER if a == CHOSEN_BEFORE else a for a in assumptions)
 
     def service(self, service_id: str) -> Service:
         return next(s for s in self.services if s.id == service_id)

@@ -94,6 +94,7 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
         # Inside the task: which sheets hold the calls is worked out by whichever process writes the page.
         page(f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id, service=service, n_calls=len(ids),
              supports=supports,
+             drawings=by_id[run_id].drawings,
              **sheet_shares(by_id[run_id], service, [calls[(run_id, i)] for i in ids]))
 
     cited = claims_by_set(claim_evidence)

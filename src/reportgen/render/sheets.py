@@ -33,6 +33,7 @@ from reportgen.model.artifacts import Artifact, CallArtifacts, sha256
 from reportgen.model.calls import Call
 from reportgen.model.outcomes import OUTCOME_LABELS, STATUS_LABELS
 from reportgen.render.report import RunReport
+from reportgen.render.text_runs import holds_drawings
 
 SHEET_CALLS = 50  # calls a sheet holds: a changed grade rewrites one sheet of 50, not one page per call
 SHOWN_WHOLE = 2000  # bytes of text a sheet shows in full (its drawing left out); longer files are linked
@@ -91,7 +92,7 @@ class Sheet(NamedTuple):
     log_name: str
     log_unit: str  # "line", or "row" in Parquet
     dispute_rule: str
-    renderer: str
+    renderer: str  # what rendered the run's drawings; "" when the run holds none (a text run)
     stylesheet: str  # the theme's style.css, by its name in the store
     icon: str  # the theme's favicon.svg, by its name in the store
     calls: tuple[SheetCall, ...]
@@ -131,6 +132,7 @@ class SheetPlace(NamedTuple):
     first: int  # the 1-based position of its first call among the service's calls
     n_service_calls: int
     calls: tuple[Call, ...]
+    drawings: bool = True  # the run holds drawings
 
     @property
     def last(self) -> int:
@@ -145,12 +147,13 @@ def partition(run: RunReport) -> list[SheetPlace]:
     for call in vr.calls:
         by_service.setdefault(call.service, []).append(call)
     places = []
+    drawings = holds_drawings(run)
     for service, calls in by_service.items():
         n_sheets = -(-len(calls) // SHEET_CALLS)
         for number in range(1, n_sheets + 1):
             start = (number - 1) * SHEET_CALLS
             places.append(SheetPlace(service, number, n_sheets, start + 1, len(calls),
-                                     tuple(calls[start:start + SHEET_CALLS])))
+                                     tuple(calls[start:start + SHEET_CALLS]), drawings))
     return places
 
 
@@ -164,8 +167,8 @@ def make_sheet(run: RunReport, place: SheetPlace, theme: tuple[str, str], reques
     contract = vr.contract
     log_unit = "row" if vr.log.name.endswith(".parquet") else "line"
     return Sheet(contract.id, place.service, place.number, place.n_sheets, place.first, place.n_service_calls,
-                 vr.log.name, log_unit, contract.dispute_rule or "", run.settings.short(), *theme,
-                 tuple(_sheet_call(run, call, requests, layout) for call in place.calls))
+                 vr.log.name, log_unit, contract.dispute_rule or "", run.settings.short() if place.drawings else "",
+                 *theme, tuple(_sheet_call(run, call, requests, layout) for call in place.calls))
 
 
 def with_layout(run: RunReport, keyed: Sheet) -> Sheet:

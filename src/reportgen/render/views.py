@@ -16,7 +16,9 @@ from reportgen.model.config import RunContract, Service
 from reportgen.model.findings import Finding
 from reportgen.model.outcomes import OUTCOME_LABELS, STATUS_LABELS
 from reportgen.render.findings_view import FindingLine, finding_lines
+from reportgen.render.harness import HarnessLine, harness_lines
 from reportgen.render.report import RunReport
+from reportgen.render.text_runs import first_line, holds_drawings, response_file
 from reportgen.render.shared import FROM_ROOT, RunSheets
 
 if TYPE_CHECKING:  # charts imports altair and pandas: a second, which pages never need
@@ -34,6 +36,14 @@ class CallView:
     page: str  # its place on its sheet, from the version root: ../store/<sheet>.html#<anchor>
     counted: bool  # in the first-submission metrics
     outcome_text: str  # its outcome as pages name it, with the status when not ok
+    text_run: bool = False  # its run holds no drawing: its output is text
+    response: Artifact | None = None  # in a text run, the response file its first line is read from
+
+    @property
+    def first_line(self) -> str:
+        """A text run's output as a call list shows it: the response's first non-blank line,
+        shortened; "empty response" or "no response" when there is none."""
+        return first_line(self.response)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,9 +116,15 @@ class RunView:
     claims: Mapping[ClaimKey, Claim]
     pages: Mapping[str, str]  # each call's place on its sheet, from the version root, by call id
     by_id: Mapping[str, CallView]
+    drawings: bool = True  # some call holds a drawing (else a text run: no word of drawings or renders)
 
     def page(self, call_id: str) -> str:
         return self.pages[call_id]
+
+    @property
+    def harness_lines(self) -> tuple[HarnessLine, ...]:
+        """The harness's own number per service, beside the headline (imported runs)."""
+        return harness_lines(self.contract, self.analysis.run.calls)
 
     @property
     def words(self) -> ComparisonWords:
@@ -132,6 +148,7 @@ def run_view(run: RunReport, shared: RunSheets) -> RunView:
     vr = analysis.run
     contract = vr.contract
     calls = []
+    text_run = not holds_drawings(run)
     for call in vr.calls:
         bundle = run.artifacts.get(call.call_id)
         svg = bundle.first("svg") if bundle else None
@@ -140,6 +157,7 @@ def run_view(run: RunReport, shared: RunSheets) -> RunView:
             call=call, svg=svg, render=run.renders.get(svg.sha256) if svg else None,
             page=pages[call.call_id], counted=call.counted,
             outcome_text=outcome if call.status == "ok" else f"{outcome}: {STATUS_LABELS[call.status]}",
+            text_run=text_run, response=response_file(bundle) if text_run and bundle else None,
         ))
     by_service: dict[str, list[CallView]] = {}
     for view in calls:
@@ -160,7 +178,7 @@ def run_view(run: RunReport, shared: RunSheets) -> RunView:
         settings=run.settings, contract_text=contract.text, log_name=vr.log.name,
         log_unit="row" if vr.log.name.endswith(".parquet") else "line", renderer=run.settings.short(),
         findings=run.findings, finding_lines=finding_lines(run.findings), charts=run.charts, claims={c.key: c for c in run.claims}, pages=pages,
-        by_id={v.call.call_id: v for v in calls},
+        by_id={v.call.call_id: v for v in calls}, drawings=not text_run,
     )
 
 
