@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, cast
 
 from reportgen.errors import Collector
+from reportgen.load.registered_plan import read_plan, read_schedule
 from reportgen.model.config import (
     DESIGNS,
     METRICS,
@@ -228,6 +229,9 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
     order = run.string("order", required=False)
     run.number("timeout_s", 0.0)  # nothing uses it, but a bad value is still reported
     retry, dispute_rule = run.string("retry", required=False), run.string("dispute_rule", required=False)
+    plan = read_plan(top.get("plan"), run.table, top.rel,
+                     lambda key, table: _line_of(top.text, key, table) if table else 0, problems)
+    schedule = read_schedule(folder, rel_folder, service_ids, problems)
     return RunContract(
         id=run_id, title=title, question=question, phase=cast(Phase, phase), registered_at=registered_at,
         design=cast(Design, design), primary_metric=cast(Metric, primary_metric), higher_is_better=higher,
@@ -238,7 +242,7 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
         dispute_rule=dispute_rule, block_on_critical=block_on_critical, candidates_tried=candidates_tried,
         slices=slices, failure_score=failure_score, bootstrap_resamples=resamples, bootstrap_seed=seed,
         services=tuple(services), tasks=tasks, environment=_freeze(environment), raw=_freeze(top.table),
-        text=top.text, block_count=block_count, unmatched_units=unmatched_units,
+        text=top.text, block_count=block_count, unmatched_units=unmatched_units, plan=plan, schedule=schedule,
     )
 
 

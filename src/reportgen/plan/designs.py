@@ -7,8 +7,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from scipy.stats import nct, norm
-from scipy.stats import t as student_t
+from scipy.stats import nct, norm  # type: ignore[import-untyped]
+from scipy.stats import t as student_t  # type: ignore[import-untyped]
 
 from reportgen.plan.exact import fisher_power, mcnemar_power, newcombe_noninferiority_power
 from reportgen.plan.inputs import PlanError, PlanRequest, check_request
@@ -203,9 +203,14 @@ def _detectable(r: PlanRequest, size: int) -> tuple[tuple[Detectable, ...], str]
         return tuple(rows), "sd"
     if r.design == "paired":
         points = sorted(set(MDE_DISCORDANT) | {r.discordant_rate or 0.5})
-        return tuple(Detectable(d, detectable_effect(
-            lambda e, d=d: _power_function(replace(r, discordant_rate=d), replace(probe, effect=e))(size),
-            r.power, d - MDE_STEP)) for d in points), "discordant rate"
+        rows = []
+        for d in points:
+            at_d = replace(r, discordant_rate=d)
+
+            def power_at(e: float, at_d: PlanRequest = at_d) -> float:
+                return _power_function(at_d, replace(probe, effect=e))(size)
+            rows.append(Detectable(d, detectable_effect(power_at, r.power, d - MDE_STEP)))
+        return tuple(rows), "discordant rate"
     points = sorted(set(MDE_RATES) | {r.baseline_rate or 0.5})
     return tuple(Detectable(b, detectable_at_rate(r, size, b)) for b in points), "baseline rate"
 

@@ -20,8 +20,8 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import gammaln
-from scipy.stats import binom
+from scipy.special import gammaln  # type: ignore[import-untyped]
+from scipy.stats import binom  # type: ignore[import-untyped]
 
 TAIL = 1e-14  # binomial probability below which a count is left out of the power sum
 SPREAD = 10.0  # hypergeometric standard deviations kept around the centre
@@ -30,6 +30,8 @@ TOLERANCE = float(np.log1p(1e-7))  # the report's relative tolerance for "no mor
 
 def _support(n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
     """The counts of Binomial(n, p) that carry weight, and their probabilities."""
+    if p <= 0.0 or p >= 1.0:
+        return np.array([0 if p <= 0.0 else n]), np.array([1.0])
     lo = int(binom.ppf(TAIL, n, p)) if p > 0 else 0
     hi = int(binom.isf(TAIL, n, p)) if p < 1 else n
     lo, hi = max(0, lo - 1), min(n, hi + 1)

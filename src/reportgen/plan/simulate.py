@@ -4,7 +4,7 @@ fits: the report runs a paired t test on per-task mean pass rates."""
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import t as student_t
+from scipy.stats import t as student_t  # type: ignore[import-untyped]
 
 
 def repeated_power(tasks: int, repetitions: int, baseline: float, effect: float, task_sd: float,
