@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reportgen.model.config import RunContract
-from reportgen.plan.designs import detectable_at_rate
+from reportgen.plan.designs import detectable_at_rate, detectable_effect
+from reportgen.plan.exact import fisher_power
 from reportgen.plan.inputs import PlanRequest
 
 WHY = ("This is a property of the design, fixed before any data: what the registered sample could detect. It is "
@@ -69,14 +70,20 @@ def _observed(contract: RunContract, observed: float | None) -> str | None:
     if plan is None or observed is None or observed != observed or plan.metric != "first_pass_rate" or plan.design not in (
             "independent", "leaderboard") or plan.baseline_rate is None:
         return None
-    if observed >= 1.0:
-        return "At the observed baseline of 100% no improvement is possible to detect."
     request = PlanRequest(plan.design, plan.min_useful_effect, alpha=plan.alpha, power=plan.power,
                           baseline_rate=plan.baseline_rate,
                           candidates=max(1, round(plan.alpha / plan.alpha_per_comparison)))
-    effect = detectable_at_rate(request, plan.calls_per_service, observed)
-    if effect is None:
-        return (f"At the observed baseline of {_pct(observed)} the same sample detects no improvement with "
-                f"{_pct(plan.power)} power, not even one to 100%.")
-    return (f"At the observed baseline of {_pct(observed)} the same sample detects {_points(effect)} "
-            f"with {_pct(plan.power)} power.")
+    n, a = plan.calls_per_service, plan.alpha_per_comparison
+    up = detectable_at_rate(request, n, observed) if observed < 1.0 else None
+    down = detectable_effect(lambda e: fisher_power(n, n, max(0.0, observed - e), observed, a), plan.power,
+                             observed) if observed > 0.0 else None
+    parts = []
+    if up is not None:
+        parts.append(f"an improvement of {_points(up)}")
+    if down is not None:
+        parts.append(f"a drop of {_points(down)}")
+    where = f"At the observed baseline of {_pct(observed)} the same sample detects"
+    if not parts:
+        return f"{where} no difference with {_pct(plan.power)} power, in either direction."
+    missing = "" if up is not None else f" (no improvement: there is too little room above {_pct(observed)})"
+    return f"{where} {' or '.join(parts)} with {_pct(plan.power)} power{missing}."
