@@ -219,18 +219,33 @@ def detectable_at_rate(r: PlanRequest, size: int, baseline: float) -> float | No
     """Smallest improvement over ``baseline`` that Fisher's test at the plan's alpha
     detects with the plan's power with ``size`` calls per service."""
     a = r.alpha_per_comparison
+    za, zb = norm.ppf(1 - a / 2), norm.ppf(r.power)
+    guess = 0.1
+    for _ in range(4):  # the normal approximation's difference, a bracket for the exact search
+        p1 = min(1.0, baseline + guess)
+        bar = (baseline + p1) / 2
+        guess = (za * math.sqrt(2 * bar * (1 - bar)) + zb * math.sqrt(baseline * (1 - baseline) + p1 * (1 - p1))
+                 ) / math.sqrt(size)
     return detectable_effect(lambda e: fisher_power(size, size, min(1.0, baseline + e), baseline, a),
-                             r.power, 1.0 - baseline)
+                             r.power, 1.0 - baseline, guess=guess)
 
 
 def detectable_effect(power_of: Callable[[float], float], target: float, most: float,
-                      resolution: float = MDE_STEP) -> float | None:
+                      resolution: float = MDE_STEP, guess: float | None = None) -> float | None:
     """Smallest effect (to ``resolution``, rounded up) whose power reaches ``target``,
-    by bisection (power rises with the effect); None if even ``most`` does not."""
+    by bisection (power rises with the effect); None if even ``most`` does not.
+    ``guess``: an approximate answer; the bisection starts from a bracket around it when
+    the bracket holds."""
     if most <= 0 or power_of(most) < target:
         return None
     lo, hi = 0.0, most
-    while hi - lo > resolution / 8:
+    if guess is not None and 0 < guess < most:
+        low, high = 0.85 * guess, min(most, 1.2 * guess)
+        if power_of(low) < target:
+            lo = low
+            if power_of(high) >= target:
+                hi = high
+    while hi - lo > resolution / 4:
         mid = (lo + hi) / 2
         if power_of(mid) >= target:
             hi = mid

@@ -5,7 +5,7 @@ saw-toothed in n: it can reach the target at one n and fall below it again at n 
 rule used here, stated on every plan:
 
     n is the smallest size whose power is at least the target at n and at every size
-    from n up to n + h (h = max(10, ceil(n / 50)), at most 50), and whose power at n − 1
+    from n up to n + h (h = max(10, ceil(n / 100)), at most 25), and whose power at n − 1
     is below the target. Every size in that range is computed exactly.
 
 The sizes just below n are computed too, so a plan also names the first size at which
@@ -37,11 +37,11 @@ class SizeFound:
 
 
 def window(n: int) -> int:
-    return min(50, max(10, math.ceil(n / 50)))
+    return min(25, max(10, math.ceil(n / 100)))
 
 
 SAWTOOTH_RULE = ("the smallest n whose exact power is at least the target at n and at every n up to "
-                 "n + max(10, ceil(n/50)) (at most 50 more), with the power at n − 1 below it "
+                 "n + max(10, ceil(n/100)) (at most 25 more), with the power at n − 1 below it "
                  "(exact power of a discrete test is saw-toothed in n)")
 MONOTONE_RULE = "the smallest n whose power reaches the target (the power rises with n)"
 
@@ -78,7 +78,11 @@ def _crossing(power: Callable[[int], float], target: float, guess: int, low: int
     """A size whose power reaches the target while the size before does not (bisection
     between a size below and one above the target, found by doubling from ``guess``)."""
     lo, hi = guess, guess
-    if power(guess) >= target:
+    # A bracket around the guess first (a normal approximation is seldom far off).
+    near_low, near_high = max(low, int(guess * 0.9)), min(limit, int(guess * 1.25) + 1)
+    if near_low < guess and power(near_low) < target <= power(near_high):
+        lo, hi = near_low, near_high
+    elif power(guess) >= target:
         while lo > low and power(lo) >= target:
             hi, lo = lo, max(low, lo // 2)
         if power(lo) >= target:
