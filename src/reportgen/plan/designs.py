@@ -12,7 +12,7 @@ from scipy.stats import t as student_t  # type: ignore[import-untyped]
 
 from reportgen.plan.exact import fisher_power, mcnemar_power, newcombe_noninferiority_power
 from reportgen.plan.inputs import PlanError, PlanRequest, check_request
-from reportgen.plan.search import MAX_CALLS, SizeFound, TooLarge, smallest_n
+from reportgen.plan.search import MAX_CALLS, SIMULATED_RULE, SizeFound, TooLarge, smallest_n
 from reportgen.plan.simulate import repeated_power
 
 MDE_RATES = (0.1, 0.3, 0.5, 0.7, 0.9)
@@ -172,7 +172,8 @@ def _guess(r: PlanRequest, o: Objective) -> int:
 
 def _solve(r: PlanRequest, o: Objective) -> SizeFound:
     discrete = r.metric != "score" and r.design != "repeated"
-    return smallest_n(_power_function(r, o), r.power, _guess(r, o), low=2, sawtooth=discrete)
+    found = smallest_n(_power_function(r, o), r.power, _guess(r, o), low=2, sawtooth=discrete)
+    return replace(found, rule=SIMULATED_RULE) if r.design == "repeated" else found
 
 
 def _round_for_blocks(r: PlanRequest, size: int, objectives: list[Objective]) -> tuple[int, bool]:
@@ -181,7 +182,8 @@ def _round_for_blocks(r: PlanRequest, size: int, objectives: list[Objective]) ->
     reps = r.repetitions if r.design == "repeated" else 1
     step = r.blocks // math.gcd(r.blocks, reps)
     rounded = -(-size // step) * step
-    while rounded != size and any(_power_function(r, o)(rounded) < r.power for o in objectives):
+    # Another objective's power may dip below the target at the largest one's size (saw-tooth).
+    while any(_power_function(r, o)(rounded) < r.power for o in objectives):
         rounded += step
         if rounded > MAX_CALLS:
             raise PlanError(f"--blocks: no multiple of {step} up to {MAX_CALLS:,} keeps the power")

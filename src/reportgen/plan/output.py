@@ -84,8 +84,9 @@ def plan_text(plan: Plan) -> str:
         if o.size.sawtooth:
             lines.append(f"  The power first reached {_pct(r.power, 0)} at {o.size.first} but fell below it again "
                          f"before {o.size.n} (saw-tooth of a discrete test).")
+        alone = f"Alone, this objective needs {o.size.n}: its" if o.size.n != plan.size else "Its"
         if o.size.checked_to > o.size.n:
-            lines.append(f"  It stays at or above {_pct(r.power, 0)} at every size from {o.size.n} to "
+            lines.append(f"  {alone} power stays at or above {_pct(r.power, 0)} at every size from {o.size.n} to "
                          f"{o.size.checked_to} (computed exactly at each).")
     lines.append(f"Rule: {plan.objectives[0].size.rule}.")
     lines += _detectable_lines(plan)

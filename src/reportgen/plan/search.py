@@ -44,6 +44,8 @@ SAWTOOTH_RULE = ("the smallest n whose exact power is at least the target at n a
                  "n + max(10, ceil(n/100)) (at most 25 more), with the power at n − 1 below it "
                  "(exact power of a discrete test is saw-toothed in n)")
 MONOTONE_RULE = "the smallest n whose power reaches the target (the power rises with n)"
+SIMULATED_RULE = ("the smallest number of tasks whose simulated power reaches the target, found by bisection on "
+                  "the same random numbers for every size (the power is taken to rise with the number of tasks)")
 
 
 def smallest_n(power_at: Callable[[int], float], target: float, guess: int, low: int = 2,
