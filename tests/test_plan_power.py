@@ -202,3 +202,16 @@ def test_noninferiority_power_is_of_the_newcombe_interval() -> None:
 def test_partial_t_one_sided() -> None:
     power = partial_t(0.5, 0.05, paired=True, one_sided=True)(30)
     assert power == pytest.approx(tt_solve_power(effect_size=0.5, nobs=30, alpha=0.05, alternative="larger"), abs=1e-9)
+
+
+@settings(max_examples=6, deadline=None)
+@given(discordant=st.sampled_from([0.2, 0.3, 0.5]), effect=st.sampled_from([0.08, 0.1, 0.15]),
+       alpha=st.sampled_from([0.01, 0.05]), power=st.sampled_from([0.8, 0.9]))
+def test_the_paired_plan_keeps_the_stated_rule(discordant, effect, alpha, power) -> None:
+    if effect >= discordant:
+        return
+    plan = make_plan(PlanRequest("paired", effect, alpha=alpha, power=power, discordant_rate=discordant))
+    n, found = plan.size, plan.objectives[0].size
+    assert mcnemar_power(n - 1, discordant, effect, alpha) < power <= plan.power
+    assert found.checked_to >= n + window(n)
+    assert all(mcnemar_power(m, discordant, effect, alpha) >= power for m in range(n, found.checked_to + 1))

@@ -124,6 +124,16 @@ def test_a_schedule_changed_after_the_plan_is_reported(source: Path) -> None:
     assert schedule_codes(source) == ["schedule-changed"]
 
 
+def _write_paired_log(source: Path, log: list[dict[str, str]]) -> None:
+    folder = source / "experiments" / "ab"
+    (folder / "requests").mkdir(exist_ok=True)
+    (folder / "requests" / f"{request_hash(REQUEST)[7:]}.json").write_text(json.dumps(REQUEST), encoding="utf-8")
+    with (folder / "calls.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS + ["pair_id", "repetition"], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(log)
+
+
 def test_a_paired_schedule_is_matched_by_pair(tmp_path: Path) -> None:
     source = tmp_path / "source"
     (source / "experiments").mkdir(parents=True)
@@ -133,45 +143,33 @@ def test_a_paired_schedule_is_matched_by_pair(tmp_path: Path) -> None:
     log = follow(source)
     for row in log:
         row["pair_id"] = row.pop("task_id")
-    folder = source / "experiments" / "ab"
-    (folder / "requests").mkdir(exist_ok=True)
-    (folder / "requests" / f"{request_hash(REQUEST)[7:]}.json").write_text(json.dumps(REQUEST), encoding="utf-8")
-    with (folder / "calls.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS + ["pair_id", "repetition"], lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(log)
+    _write_paired_log(source, log)
     assert schedule_codes(source) == []
-    log[0]["pair_id"], log[1]["pair_id"] = "pair-x", log[0]["pair_id"]
-    assert {r["service"] for r in log[:2]}  # the test changes a pair of the log, below
-    with (folder / "calls.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS + ["pair_id", "repetition"], lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(log)
-    assert "schedule-extra" in schedule_codes(source)
+    # One call run on a pair the schedule does not have, instead of its own: one missing, one extra.
+    log[0]["pair_id"] = "pair-x"
+    _write_paired_log(source, log)
+    assert schedule_codes(source) == ["schedule-extra", "schedule-missing"]
+
+
+def _more_planned(text: str) -> str:
+    n = int(text.split("planned_calls = ")[1].split("\n")[0])
+    return text.replace(f"planned_calls = {n}\n", f"planned_calls = {n + 2}\n")
 
 
 @pytest.mark.parametrize("edit, field", [
     (lambda t: t.replace("alpha = 0.05\nalpha_per_comparison", "alpha = 0.01\nalpha_per_comparison"), "plan.alpha"),
     (lambda t: t.replace('[plan]\ndesign = "independent"', '[plan]\ndesign = "paired"'), "plan.design"),
     (lambda t: t.replace("power = 0.8\n", "power = 1.5\n"), "plan.power"),
-    (lambda t: t.replace("planned_calls = ", "planned_calls = 1 + "), None),
+    (_more_planned, "plan.calls_per_service"),
 ])
-def test_the_contract_reader_validates_the_plan_table(source: Path, edit, field) -> None:
+def test_the_contract_reader_validates_the_plan_table(source: Path, edit, field: str) -> None:
     write_log(source, follow(source))
     contract = source / "experiments" / "ab" / "run.toml"
-    text = contract.read_text(encoding="utf-8")
-    if field is None:  # planned_calls differs from the plan's calls per service
-        n = int(text.split("planned_calls = ")[1].split("\n")[0])
-        text = text.replace(f"planned_calls = {n}\n", f"planned_calls = {n + 2}\n")
-        field = "plan.calls_per_service"
-    else:
-        text = edit(text)
-    contract.write_text(text, encoding="utf-8")
+    contract.write_text(edit(contract.read_text(encoding="utf-8")), encoding="utf-8")
     with pytest.raises(InputError) as caught:
         load_source(source)
-    fields = [p.field for p in caught.value.problems]
-    assert field in fields, caught.value.problems
-    problem = next(p for p in caught.value.problems if p.field == field)
+    problem = next((p for p in caught.value.problems if p.field == field), None)
+    assert problem is not None, caught.value.problems
     assert problem.line > 0 and str(problem).startswith("experiments/ab/run.toml:")
 
 
