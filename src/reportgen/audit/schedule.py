@@ -124,11 +124,16 @@ def _order(run: ValidatedRun, schedule: Schedule, planned: dict[Key, Counter[str
     slots: dict[str, list[ScheduledCall]] = defaultdict(list)
     for row in schedule.rows:
         slots[row.block].append(row)
+    # Each block's calls by key, scheduled and run (one pass over each, not one per block).
+    planned_in: dict[str, Counter[Key]] = defaultdict(Counter)
+    ran_in: dict[str, Counter[Key]] = defaultdict(Counter)
+    for table, into in ((planned, planned_in), (ran, ran_in)):
+        for key, counts in table.items():
+            for block, n in counts.items():
+                into[block][key] += n
     differ = []
     for block, rows in sorted(slots.items()):
-        same = all(planned[k][block] == ran.get(k, Counter())[block] for k in planned) and all(
-            k in planned or not counts[block] for k, counts in ran.items())
-        if not same:
+        if planned_in[block] != ran_in[block]:
             continue  # a block with calls missing, added or moved has its own finding
         expected = [r.service for r in sorted(rows, key=lambda r: r.slot)]
         got = [c.service for c in by_block.get(block, [])]
