@@ -57,3 +57,25 @@ def test_a_run_without_a_plan_says_so(make_source, tmp_path: Path, run_cli) -> N
     page = (site / "v1" / "experiments" / "mini" / "index.html").read_text(encoding="utf-8")
     assert "No sample-size plan was registered" in page
     assert "Planned for" not in page
+
+
+def test_the_sensitivity_sentence_is_of_the_design_not_of_the_observed_effect(tmp_path: Path) -> None:
+    import dataclasses
+
+    from reportgen.load.source import load_source
+    from reportgen.plan import fisher_power
+    from reportgen.plan.sensitivity import NO_PLAN, sensitivity
+
+    source = planned_source(tmp_path, effect=0.1, baseline=0.5)
+    write_log(source, follow(source))
+    contract = load_source(source).runs[0].contract
+    said = sensitivity(contract, 0.8)
+    n = contract.plan.calls_per_service
+    assert said.planned.startswith("Planned for 80% power to detect 10 points at a baseline of 50% (Fisher's exact "
+                                   f"test, two-sided, α = 0.05): {n} calls per service")
+    up = float(re.search(r"an improvement of (\d+(?:\.\d)?) points", said.observed).group(1)) / 100
+    assert fisher_power(n, n, 0.8 + up, 0.8, 0.05) >= 0.8 > fisher_power(n, n, 0.8 + up - 0.002, 0.8, 0.05)
+    # Only the design and the observed baseline enter: never the observed difference.
+    assert sensitivity(contract, 0.8) == said
+    assert "post-hoc power" in said.why
+    assert sensitivity(dataclasses.replace(contract, plan=None), 0.8).planned == NO_PLAN
