@@ -64,7 +64,8 @@ def brute_mcnemar_power(pairs: int, discordant: float, effect: float, alpha: flo
         for c in range(pairs - b + 1):
             p = 1.0 if b + c == 0 else binomtest(b, b + c, 0.5).pvalue
             if p <= alpha:
-                total += math.comb(pairs, b) * math.comb(pairs - b, c) * pb ** b * pa ** c * (1 - pb - pa) ** (pairs - b - c)
+                ways = math.comb(pairs, b) * math.comb(pairs - b, c)
+                total += ways * pb ** b * pa ** c * (1 - pb - pa) ** (pairs - b - c)
     return total
 
 

@@ -20,12 +20,11 @@ REGISTERED = "2026-10-01T00:00:00+00:00"
 START = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)
 
 
-def planned_source(root: Path, design: str = "independent", **given: object) -> Path:
+def planned_source(root: Path, design: str = "independent", effect: float = 0.35, baseline: float = 0.5) -> Path:
     source = root / "source"
     (source / "experiments").mkdir(parents=True)
     (source / "reportgen.toml").write_text('title = "Planned"\nversion = "v1"\n', encoding="utf-8")
-    request = PlanRequest(design, given.pop("effect", 0.35), baseline_rate=given.pop("baseline", 0.5),  # type: ignore[arg-type]
-                          blocks=4, **given)  # type: ignore[arg-type]
+    request = PlanRequest(design, effect, baseline_rate=baseline, blocks=4)
     write_plan(make_plan(request), source / "experiments" / "ab", registered_at=REGISTERED)
     return source
 

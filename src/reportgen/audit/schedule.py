@@ -89,7 +89,8 @@ def _counts(run: ValidatedRun, schedule: Schedule, planned: dict[Key, Counter[st
             extra_keys.add(key)
     missing_rows = [row for row in schedule.rows if (key_of_row(row), row.block) in short]
     if missing:
-        shown = "; ".join(f"block {r.block} slot {r.slot}: {r.service}" for r in sorted(missing_rows, key=lambda r: r.line)[:SHOWN])
+        first = sorted(missing_rows, key=lambda r: r.line)[:SHOWN]
+        shown = "; ".join(f"block {r.block} slot {r.slot}: {r.service}" for r in first)
         yield Finding("schedule-missing", "warning", schedule.file, 0, "",
                       f"{missing} scheduled calls are not in the log (for example {shown}): dropped calls or a run "
                       "stopped early", tuple(sorted({r.service for r in missing_rows})), scope="comparison")
@@ -145,5 +146,6 @@ def _order(run: ValidatedRun, schedule: Schedule, planned: dict[Key, Counter[str
         blocks = ", ".join(d[0] for d in differ)
         yield Finding("schedule-order", "warning", run.log.file, call.line, "started_at",
                       f"in {len(differ)} block(s) ({blocks}) the services ran in another order than scheduled "
-                      f"(block {block}, call {at + 1}: {ran_service} ran where the schedule has {scheduled}); the order was "
+                      f"(block {block}, call {at + 1}: {ran_service} ran where the schedule has {scheduled}); "
+                      "the order was "
                       "randomised to keep time effects out of the comparison", scope="comparison", block=None)

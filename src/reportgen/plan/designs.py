@@ -65,7 +65,8 @@ def make_plan(request: PlanRequest) -> Plan:
         sizes = [_solve(request, o) for o in objectives]
     except TooLarge:
         raise PlanError(f"no size up to {MAX_CALLS:,} per service reaches {request.power:.0%} power: the "
-                        "effect is too small for these risks (raise it, or accept a larger alpha or lower power)") from None
+                        "effect is too small for these risks (raise it, or accept a larger alpha or lower "
+                        "power)") from None
     size = max(s.n for s in sizes)
     size, rounded = _round_for_blocks(request, size, objectives)
     done = tuple(replace(o, size=s, power=_power_function(request, o)(size)) for o, s in zip(objectives, sizes))

@@ -39,8 +39,13 @@ def _support(n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
     return x, binom.pmf(x, n, p)
 
 
-def _log_comb(n: int | np.ndarray, k: np.ndarray) -> np.ndarray:
-    return gammaln(np.asarray(n, dtype=float) + 1) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
+def _log_factorials(n: int) -> np.ndarray:
+    """log k! for k = 0..n, looked up by index rather than computed per table."""
+    return gammaln(np.arange(n + 1, dtype=float) + 1.0)
+
+
+def _log_comb(lf: np.ndarray, n: int | np.ndarray, k: np.ndarray) -> np.ndarray:
+    return lf[n] - lf[k] - lf[n - k]
 
 
 def fisher_thresholds(n1: int, n2: int, totals: np.ndarray, alpha: float) -> np.ndarray:
@@ -56,7 +61,8 @@ def fisher_thresholds(n1: int, n2: int, totals: np.ndarray, alpha: float) -> np.
     x = first[:, None] + np.arange(width)[None, :]
     inside = x <= last[:, None]
     xs = np.where(inside, x, first[:, None])
-    logf = _log_comb(n1, xs) + _log_comb(n2, totals[:, None] - xs) - _log_comb(big_n, totals)[:, None]
+    lf = _log_factorials(big_n)
+    logf = _log_comb(lf, n1, xs) + _log_comb(lf, n2, totals[:, None] - xs) - _log_comb(lf, big_n, totals)[:, None]
     logf = np.where(inside, np.clip(logf, -700.0, 0.0), -800.0)  # padding sorts first, weighs nothing
     order = np.sort(logf, axis=1)
     weights = np.where(order > -750.0, np.exp(order), 0.0)
@@ -89,7 +95,8 @@ def fisher_power(n1: int, n2: int, p1: float, p2: float, alpha: float) -> float:
     totals = np.arange(x1[0] + x2[0], x1[-1] + x2[-1] + 1)
     threshold = fisher_thresholds(n1, n2, totals, alpha)
     s = x1[:, None] + x2[None, :]
-    logf = _log_comb(n1, x1)[:, None] + _log_comb(n2, x2)[None, :] - _log_comb(n1 + n2, s)
+    lf = _log_factorials(n1 + n2)
+    logf = _log_comb(lf, n1, x1)[:, None] + _log_comb(lf, n2, x2)[None, :] - _log_comb(lf, n1 + n2, s)
     limit = threshold[s - totals[0]]
     # The threshold is itself a table's value, computed the same way up to rounding.
     reject = np.isfinite(limit) & (logf <= limit + 1e-9 * np.abs(np.where(np.isfinite(limit), limit, 0.0)))

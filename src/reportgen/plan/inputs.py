@@ -64,7 +64,8 @@ def check_request(r: PlanRequest) -> None:
     if not (math.isfinite(r.alpha) and 0.0 < r.alpha <= 0.5):
         raise PlanError(f"--alpha: must be in (0, 0.5], got {r.alpha:g}")
     if r.design == "leaderboard" and r.candidates < 1:
-        raise PlanError(f"--candidates: a leaderboard compares at least 1 candidate with the baseline, got {r.candidates}")
+        raise PlanError("--candidates: a leaderboard compares at least 1 candidate with the baseline, "
+                        f"got {r.candidates}")
     if r.candidates > 1000:
         raise PlanError(f"--candidates: at most 1000, got {r.candidates}")
     if r.blocks < 1 or r.repetitions < 1:

@@ -74,9 +74,9 @@ def plan_text(plan: Plan) -> str:
     per = {"pairs": f"{plan.size} pairs (each service runs every pair) = ",
            "tasks": f"{plan.size} tasks × {r.repetitions} repetitions = "}.get(plan.unit, "")
     rounded = max(o.size.n for o in plan.objectives)
+    note = f" (the rule gives {rounded}, rounded up to fill {r.blocks} equal blocks)" if plan.rounded_for_blocks else ""
     lines += ["", f"Planned: {per}{plan.calls_per_service} calls per service, "
-              f"{plan.calls_per_service * plan.services} in all"
-              f"{f' (the rule gives {rounded}, rounded up to fill {r.blocks} equal blocks)' if plan.rounded_for_blocks else ''}."]
+              f"{plan.calls_per_service * plan.services} in all{note}."]
     for o in plan.objectives:
         se = f" ± {_pct(plan.power_se or 0.0)} (simulation standard error)" if plan.power_se else ""
         how = "simulated" if plan.power_se else "exact"

@@ -67,8 +67,8 @@ def sensitivity(contract: RunContract, observed_baseline: float | None) -> Sensi
 
 def _observed(contract: RunContract, observed: float | None) -> str | None:
     plan = contract.plan
-    if plan is None or observed is None or observed != observed or plan.metric != "first_pass_rate" or plan.design not in (
-            "independent", "leaderboard") or plan.baseline_rate is None:
+    if plan is None or observed is None or observed != observed or plan.metric != "first_pass_rate" \
+            or plan.design not in ("independent", "leaderboard") or plan.baseline_rate is None:
         return None
     request = PlanRequest(plan.design, plan.min_useful_effect, alpha=plan.alpha, power=plan.power,
                           baseline_rate=plan.baseline_rate,
