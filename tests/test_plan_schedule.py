@@ -182,3 +182,9 @@ def test_a_bad_schedule_row_is_one_problem_with_its_line(source: Path) -> None:
         load_source(source)
     assert [str(p) for p in caught.value.problems] == [
         "experiments/ab/schedule.csv:4: service: 'nobody' is not a [[service]] id of the contract"]
+
+
+def test_a_registered_schedule_that_is_not_there(source: Path) -> None:
+    write_log(source, follow(source))
+    (source / "experiments" / "ab" / "schedule.csv").unlink()
+    assert schedule_codes(source) == ["schedule-absent"]

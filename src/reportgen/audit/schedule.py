@@ -12,7 +12,7 @@ finding each, all warnings shown beside the comparison they weaken:
   services ran (by ``started_at``, then log line) in another order than the slots.
 
 A schedule whose hash differs from the one the ``[plan]`` table registered is
-``schedule-changed``.
+``schedule-changed``; a registered schedule that is not there, ``schedule-absent``.
 """
 
 from __future__ import annotations
@@ -39,10 +39,14 @@ def _task(call: Call) -> str:
 
 
 def schedule_findings(run: ValidatedRun, _: object = None) -> Iterable[Finding]:
-    schedule = run.contract.schedule
+    schedule, plan = run.contract.schedule, run.contract.plan
     if schedule is None:
+        if plan is not None and plan.schedule_sha256:
+            yield Finding("schedule-absent", "warning", f"{run.rel_folder}/run.toml",
+                          run.contract.line_of("schedule_sha256", "[plan]"), "plan.schedule_sha256",
+                          "the plan registered a schedule, but there is no schedule.csv beside the contract: "
+                          "the order the calls were to follow cannot be checked", scope="comparison")
         return
-    plan = run.contract.plan
     if plan is not None and plan.schedule_sha256 and plan.schedule_sha256 != schedule.sha256:
         yield Finding("schedule-changed", "warning", schedule.file, 0, "",
                       f"schedule.csv ({schedule.sha256[:19]}…) is not the schedule the plan registered "
