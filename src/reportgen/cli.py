@@ -254,6 +254,56 @@ def import_(ctx: click.Context, harness: str, paths: tuple[Path, ...], into: Pat
 
 @main.command()
 @debug_option
+@click.option("--design", required=True, help="independent, leaderboard, paired or repeated.")
+@click.option("--baseline-rate", type=float, help="Expected pass rate of the baseline (0-1).")
+@click.option("--min-useful-effect", type=float, help="Smallest improvement worth detecting (0.1 = 10 points).")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="The report's alpha (two-sided).")
+@click.option("--power", type=float, default=0.8, show_default=True, help="Power wanted (1 - beta).")
+@click.option("--sd", type=float, help="SD of a score (of its paired differences for --design paired).")
+@click.option("--discordant-rate", type=float, help="Paired pass/fail: share of pairs where exactly one passes.")
+@click.option("--candidates", type=int, help="Leaderboard: candidates compared with the baseline.")
+@click.option("--noninferiority-margin", type=float, help="Largest acceptable loss (positive).")
+@click.option("--blocks", type=int, default=1, show_default=True, help="Blocks the run is cut into.")
+@click.option("--repetitions", type=int, default=1, show_default=True, help="Repeated design: repetitions per task.")
+@click.option("--task-sd", type=float, default=0.1, show_default=True,
+              help="Repeated design: SD of the baseline pass rate between tasks.")
+@click.option("--simulations", type=int, default=2000, show_default=True, help="Repeated design: simulated runs.")
+@click.option("--seed", type=int, default=20261001, show_default=True, help="Seed of the schedule and simulation.")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False),
+              help="Write OUT/run.toml (contract skeleton with a [plan] table) and OUT/schedule.csv.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@click.pass_context
+def plan(ctx: click.Context, out: Path | None, as_json: bool, candidates: int | None, **given: object) -> None:
+    """Size a run for the test the report runs (exact power for Fisher and McNemar) and
+    write its contract skeleton and schedule. Bad input: one line, exit 2."""
+    import json
+    from dataclasses import asdict
+    from reportgen.plan import PlanError, PlanRequest, make_plan, plan_json, plan_text, write_plan
+
+    try:
+        if given["design"] == "leaderboard" and candidates is None:
+            raise PlanError("--candidates: required for the leaderboard design (how many candidates)")
+        request = PlanRequest(candidates=1 if candidates is None else candidates, **given)  # type: ignore[arg-type]
+        made = make_plan(request)
+        written = write_plan(made, out) if out is not None else None
+    except PlanError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except Exception as exc:
+        _fail(exc, ctx.obj["debug"])
+        return
+    record = {k: str(v) for k, v in asdict(written).items()} if written else None
+    if as_json:
+        click.echo(json.dumps(plan_json(made, record), indent=2, ensure_ascii=False))
+        return
+    click.echo(plan_text(made), nl=False)
+    if written:
+        click.echo(f"\nwrote {written.contract} and {written.schedule} ({written.rows} calls in "
+                   f"{request.blocks} blocks, seed {request.seed}, {written.digest})")
+
+
+@main.command()
+@debug_option
 @click.argument("site", default="site", type=click.Path(path_type=Path, file_okay=False, exists=True))
 @click.option("--port", default=8000, show_default=True, help="Port on 127.0.0.1.")
 def serve(site: Path, port: int) -> None:

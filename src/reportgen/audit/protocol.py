@@ -15,6 +15,7 @@ from typing import Iterable, Mapping
 
 from reportgen.audit.identical import identical_outputs
 from reportgen.audit.model_identity import returned_model_findings
+from reportgen.audit.schedule import schedule_findings
 from reportgen.model.calls import Call
 from reportgen.model.config import SPECIAL_VALUES, allowed_attempts, parse_timestamp
 from reportgen.model.findings import Finding
@@ -32,7 +33,7 @@ def audit_run(run: ValidatedRun, artifact_hashes: Mapping[str, tuple[str, ...]],
     for check in (_plan, _pilot, _exclusions, _interleaving, _concurrency, _returned_model,
                   _parameters, _repeated_seeds, _repetitions, _clusters, _window,
                   _retries, _selection, _missing_requests, _complete_without_artifact, _written_after_run,
-                  _fewer_than_listed):
+                  _fewer_than_listed, schedule_findings):
         findings.extend(check(run, artifact_hashes))
     numbered = []
     counts: Counter[str] = Counter()

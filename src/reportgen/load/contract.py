@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any, cast
 
 from reportgen.errors import Collector
+from reportgen.load.registered_plan import read_plan, read_schedule
 from reportgen.model.config import (
     DEFAULT_VIEWPORT,
     DESIGNS,
@@ -268,6 +269,9 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
     order = run.string("order", required=False)
     run.number("timeout_s", 0.0)  # nothing uses it, but a bad value is still reported
     retry, dispute_rule = run.string("retry", required=False), run.string("dispute_rule", required=False)
+    plan = read_plan(top.get("plan"), run.table, top.rel,
+                     lambda key, table: _line_of(top.text, key, table) if table else 0, problems)
+    schedule = read_schedule(folder, rel_folder, service_ids, problems)
     return RunContract(
         id=run_id, title=title, question=question, phase=cast(Phase, phase), registered_at=registered_at,
         design=cast(Design, design), primary_metric=cast(Metric, primary_metric), higher_is_better=higher,
@@ -280,7 +284,7 @@ def load_contract(folder: Path, rel_folder: str, problems: Collector) -> RunCont
         services=tuple(services), tasks=tasks, environment=_freeze(environment), raw=_freeze(top.table),
         text=top.text, block_count=block_count, unmatched_units=unmatched_units,
         render_viewport=_render_viewport(tasks, top),
-        harness=harness, partial_credit=partial_credit,
+        harness=harness, partial_credit=partial_credit, plan=plan, schedule=schedule,
     )
 
 

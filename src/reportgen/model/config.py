@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Mapping, get_args
 
+from reportgen.model.plan import RegisteredPlan, Schedule
+
 
 def allowed_attempts(retry: str | None) -> int | None:
     """Attempts the contract's retry rule allows, when it can be read from the text."""
@@ -138,6 +140,8 @@ class RunContract:
     # The score a call graded partial credit earns (the log's ``partial`` column) under
     # primary_metric = "score"; None: partial credit is a non-pass.
     partial_credit: float | None = None
+    plan: RegisteredPlan | None = None  # the [plan] table: how the sample size was chosen
+    schedule: Schedule | None = None  # schedule.csv: the order the run was to follow
 
     def line_of(self, key: str, table: str = "[run]", nth: int = 1, whole_key: bool = False) -> int:
         return _line_of(self.text, key, table, nth, whole_key)

@@ -178,6 +178,8 @@ def _data_files(run: RunReport) -> dict[str, bytes]:
         f"data/{rid}/run.toml": vr.contract.text.encode("utf-8"),
         f"data/{rid}/{vr.log.name}": vr.log_bytes,
     }
+    if vr.contract.schedule is not None:  # the audit holds the log to it: verify must read it too
+        files[f"data/{rid}/schedule.csv"] = vr.contract.schedule.data
     redactions = redactions_json(vr)
     if redactions is not None:
         files[f"data/{rid}/redactions.json"] = redactions

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 from urllib.parse import quote
 
 import jinja2
@@ -18,6 +18,18 @@ from reportgen.claims.claim import Claim
 from reportgen.model.findings import Finding
 from reportgen.model.outcomes import OUTCOME_LABELS, STATUS_LABELS
 from reportgen.render import escaping, present
+
+if TYPE_CHECKING:
+    from reportgen.model.config import RunContract
+    from reportgen.plan.sensitivity import Sensitivity
+
+
+def _plan_sensitivity(contract: RunContract, observed: float | None) -> Sensitivity:
+    """The experiment page's sensitivity block (imported when a page asks: it needs scipy)."""
+    from reportgen.plan.sensitivity import sensitivity
+
+    return sensitivity(contract, observed)
+
 
 # No script at all. (frame-ancestors cannot be set from a <meta> tag; browsers ignore it there.)
 CSP = "default-src 'none'; img-src 'self'; style-src 'self'; base-uri 'none'; form-action 'none'"
@@ -81,7 +93,7 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
         milliseconds=present.milliseconds, claim_value=present.value,
         claim_interval=present.interval, claim_level=present.level, decision_basis=present.decision_basis,
         magnitude_points=present.magnitude_points, score=present.score,
-        p_reading=present.p_value_reading, status_labels=STATUS_LABELS,
+        p_reading=present.p_value_reading, status_labels=STATUS_LABELS, plan_sensitivity=_plan_sensitivity,
         outcome_labels=OUTCOME_LABELS, csp=CSP, reportgen_version=__version__,
     )
     return env
