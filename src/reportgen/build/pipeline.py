@@ -24,6 +24,7 @@ from reportgen.build.summary import BuildSummary, summary_of
 from reportgen.load.source import load_source
 from reportgen.model.source import SourceSnapshot, ValidatedSource
 from reportgen.render.svg import RenderCache
+from reportgen.write.lock import SiteLock
 from reportgen.write.version import check_publishable, remove_leftovers
 
 __all__ = ["BuildSummary", "build_site", "default_cache"]
@@ -72,7 +73,11 @@ def _build_site(source: Path, out: Path, version: str | None, force: bool, progr
         # Listed apart, the logs are parsed meanwhile; else an up-to-date version is found
         # before any log is parsed.
         validated = _load(source, partial(_listed_meanwhile, reading), version) if reading.apart else None
-        check, earlier = _checked(reading.snapshot(), source, out, version, redact, cache, force, progress)
+        snapshot = reading.snapshot()
+        # From the check that the version is ours to write to versions.json: one build at a time.
+        if snapshot is not None:
+            copies.enter_context(SiteLock(out, progress.stage))
+        check, earlier = _checked(snapshot, source, out, version, redact, cache, force, progress)
         if earlier is not None:
             renders.cancel()
             return dataclasses.replace(earlier, seconds=time.perf_counter() - started)

@@ -71,6 +71,8 @@ def publish(report: Report, out: Path, check: IncrementalCheck, render_cache: Re
     validated = report.source
     gc.freeze()
     progress.stage(f"rendered {render_cache.misses} distinct SVGs, reused {render_cache.hits}")
+    if render_cache.unwritable:
+        progress.stage(f"warning: renders were not kept for the next build ({render_cache.unwritable})")
     report = _with_narrative(report, load_pages(validated.root))
     sheets = SheetsMade(check.sheets())
     folder, written = _write_version(report, out, progress, check.code, sheets)

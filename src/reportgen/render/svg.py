@@ -75,6 +75,7 @@ class RenderCache:
         self.hits = 0
         self.misses = 0
         self.hit_shas: set[str] = set()  # the SVGs whose render came from the cache
+        self.unwritable: str | None = None  # why the cache could not be written, if so
 
     def get(self, svg_sha: str, settings: RenderSettings) -> Render | None:
         if self.folder is None:
@@ -93,18 +94,33 @@ class RenderCache:
         return Render(svg_sha, png, record["png"], safe, record["safe_svg"], tuple(record["notes"]))
 
     def put(self, render: Render, settings: RenderSettings) -> None:
-        if self.folder is None:
+        """Keep ``render``; a cache that cannot be written (full, read-only) is left alone
+        for the rest of the build, said once in ``unwritable``: it is optional."""
+        if self.folder is None or self.unwritable:
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
         base = self.folder / cache_key(render.svg_sha256, settings)
-        if render.png is not None:
-            base.with_suffix(".png").write_bytes(render.png)
-        if render.safe_svg is not None:
-            base.with_suffix(".svg").write_bytes(render.safe_svg)
         record = {"png": render.png_sha256, "safe_svg": render.safe_svg_sha256, "notes": list(render.notes)}
-        tmp = base.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(record), encoding="utf-8")
-        os.replace(tmp, base.with_suffix(".json"))  # the record last: a half-written entry is never read
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            if render.png is not None:
+                _write_whole(base.with_suffix(".png"), render.png)
+            if render.safe_svg is not None:
+                _write_whole(base.with_suffix(".svg"), render.safe_svg)
+            # The record last: a half-written entry is never read.
+            _write_whole(base.with_suffix(".json"), json.dumps(record).encode("utf-8"))
+        except OSError as exc:
+            self.unwritable = f"{exc.filename or self.folder}: {exc.strerror or exc}"
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """``path`` holds ``data`` whole or is as it was: builds at once share the cache."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def render_cached(svgs: Mapping[str, bytes], settings: RenderSettings, cache: RenderCache,
