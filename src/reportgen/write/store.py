@@ -69,8 +69,11 @@ def _create(folder: Path, path: str, data: bytes) -> None:
         rest = memoryview(data)
         while rest:
             rest = rest[os.write(fd, rest):]
-    finally:
+    except OSError as exc:  # a full disk: no short file left behind, and the error names it
         os.close(fd)
+        Path(path).unlink(missing_ok=True)
+        raise named(exc, path) from None
+    os.close(fd)
 
 
 def _replace(folder: Path, name: str, path: str, data: bytes) -> None:
@@ -87,9 +90,18 @@ def replace_file(path: str | Path, data: bytes) -> None:
         with open(os.open(tmp, _NEW, 0o666), "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise named(exc, path) from None
         raise
+
+
+def named(exc: OSError, path: str | Path) -> OSError:
+    """``exc`` with the path it is about (os.write's errors name none)."""
+    if exc.filename is not None or exc.errno is None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, str(path))
 
 
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)

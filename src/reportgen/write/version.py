@@ -180,6 +180,9 @@ class VersionWriter:
                 with os.fdopen(fd, "rb") as pipe:
                     body = pipe.read()
                 _, status = os.waitpid(pid, 0)
+                if body.startswith(b"oserror "):  # a failure the user can act on (a full disk)
+                    number, _, where = body[8:].decode("utf-8", "replace").partition(" ")
+                    raise OSError(int(number), os.strerror(int(number)), where)
                 if status != 0 or not body:
                     raise PublishError("a page-writing process failed; nothing was published")
                 share = json.loads(body)
@@ -215,6 +218,9 @@ class VersionWriter:
                 pipe.write(json.dumps({"hashes": self.hashes, "stats": self.stats, "stored": self.stored,
                                        "notes": self.notes}).encode("utf-8"))
             code = 0
+        except OSError as exc:  # said by the build, in one line
+            with os.fdopen(write, "wb") as pipe:
+                pipe.write(f"oserror {exc.errno or 0} {exc.filename}".encode())
         except BaseException:
             traceback.print_exc()
             sys.stderr.flush()
@@ -290,6 +296,8 @@ def _write_file(root: Path, rel: str, data: bytes) -> tuple[int, int, int]:
         while rest:
             rest = rest[os.write(fd, rest):]
         st = os.fstat(fd)
+    except OSError as exc:
+        raise store.named(exc, path) from None
     finally:
         os.close(fd)
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns
@@ -302,15 +310,15 @@ def _atomic_text(path: Path, data: bytes) -> None:
     store.replace_file(path, data)
 
 
-def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, base_url: str) -> None:
-    """versions.json (merged with earlier versions), index.html, 404.html, .nojekyll."""
+def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, base_url: str,
+                     warn: Callable[[str], None] = lambda _: None) -> None:
+    """versions.json (merged with earlier versions), index.html, 404.html, .nojekyll.
+
+    versions.json is derived from the version folders: one that does not read as a list
+    of versions, or that misses a version folder, is rebuilt from their manifests, and
+    ``warn`` is told; never shortened because it was damaged."""
     versions_path = out / "versions.json"
-    entries: list[dict] = []
-    if versions_path.is_file():
-        try:
-            entries = [e for e in json.loads(versions_path.read_text("utf-8")) if isinstance(e, dict)]
-        except ValueError:
-            entries = []
+    entries = listed_versions(out, entry.title, warn, entry.version)
     entries = [e for e in entries if e.get("version") != entry.version and (out / str(e.get("version"))).is_dir()]
     entries.append(entry.to_json())
     entries.sort(key=lambda e: (str(e.get("built_at", "")), str(e.get("version", ""))), reverse=True)
@@ -328,6 +336,55 @@ def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, ba
     rules = "".join(f".version-{_css_escape(str(e['version']))} .newer-version {{ display: block; }}\n"
                     for e in entries[1:])
     _atomic_text(out / "versions.css", f"/* versions older than {latest} */\n{rules}".encode("utf-8"))
+
+
+def listed_versions(out: Path, title: str, warn: Callable[[str], None], adding: str) -> list[dict]:
+    """The entries of versions.json, with every version folder it does not list but
+    ``adding`` (read from the folder's own files: ``title`` stands for a title that is
+    not recorded there)."""
+    path = out / "versions.json"
+    entries: list[dict] = []
+    problem = None
+    try:
+        body = json.loads(path.read_text("utf-8"))
+        if not isinstance(body, list):
+            problem = f"it holds a JSON {type(body).__name__}, not a list of versions"
+        else:
+            entries = [e for e in body if isinstance(e, dict) and isinstance(e.get("version"), str)]
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError) as exc:
+        problem = f"it does not read as JSON ({exc})"
+    listed = {e["version"] for e in entries}
+    found = [e for e in (_folder_entry(out / name, title) for name in _version_folders(out)
+                                                     if name not in listed and name != adding)
+             if e is not None]
+    if problem or found:
+        names = ", ".join(str(e["version"]) for e in found) or "none"
+        warn(f"warning: {path}: {problem or 'it missed versions whose folders are here'}; rebuilt from the "
+             f"version folders' manifests (added: {names})")
+    return entries + found
+
+
+def _version_folders(out: Path) -> list[str]:
+    try:
+        return sorted(p.name for p in out.iterdir()
+                      if not p.name.startswith(".") and p.name != store.STORE and (p / "manifest.json").is_file())
+    except OSError:
+        return []
+
+
+def _folder_entry(folder: Path, title: str) -> dict | None:
+    """A version's entry as its own files say it, when it is a version reportgen wrote."""
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text("utf-8"))
+        results = json.loads((folder / "data" / "results.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict) or manifest.get("version") != folder.name or not isinstance(results, dict):
+        return None
+    return VersionEntry(folder.name, title, str(results.get("built_at", "")),
+                        str(results.get("source_digest", ""))).to_json()
 
 
 def _css_escape(label: str) -> str:
