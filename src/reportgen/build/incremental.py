@@ -18,7 +18,7 @@ import json
 import os
 import stat
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Mapping
@@ -107,7 +107,8 @@ def render_entries(runs) -> dict[str, list]:
 
 
 def save_record(path: Path, key: str, renders: Mapping[str, list], summary: Remembered,
-                stats: Mapping[str, tuple[int, int, int]], store_stats: Mapping[str, tuple[int, int, int]]) -> None:
+                stats: Mapping[str, tuple[int, int, int]], store_stats: Mapping[str, tuple[int, int, int]]
+                ) -> str | None:
     """``stats``: each file's size, modification and change times, as it was written
     (its content is in the version's manifest.json, whose own times are recorded);
     ``store_stats`` the same of each store file the version uses."""
@@ -115,10 +116,24 @@ def save_record(path: Path, key: str, renders: Mapping[str, list], summary: Reme
     body = {"schema": RECORD_SCHEMA, "inputs": key, "renders": dict(sorted(renders.items())),
             "summary": summary.__dict__, "files": files,
             "store": {name: list(store_stats[name]) for name in sorted(store_stats)}}
-    path.parent.mkdir(parents=True, exist_ok=True)
+    return keep(path, json.dumps(body, separators=(",", ":")).encode("utf-8"))
+
+
+def keep(path: Path, data: bytes) -> str | None:
+    """Write a cache file whole (a temporary file renamed over it); what went wrong, when
+    the cache cannot be written (full, read-only): the cache is optional, the build not."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_bytes(json.dumps(body, separators=(",", ":")).encode("utf-8"))
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        return f"{exc.filename or path}: {exc.strerror or exc}"
+    return None
 
 
 def up_to_date(path: Path, key: str, cache: Path, folder: Path) -> Remembered | None:
@@ -200,19 +215,16 @@ def load_sheets(cache: Path | None) -> dict[str, list]:
         return {}
 
 
-def save_sheets(cache: Path | None, earlier: Mapping[str, list], now: Mapping[str, list]) -> None:
+def save_sheets(cache: Path | None, earlier: Mapping[str, list], now: Mapping[str, list]) -> str | None:
     """Keep the sheets of this build (last, so they are kept longest) and of earlier
     ones, up to MAX_SHEETS_KEPT."""
     if cache is None:
-        return
+        return None
     kept = {k: v for k, v in earlier.items() if k not in now}
     kept.update(now)
     items = list(kept.items())[-MAX_SHEETS_KEPT:]
-    cache.mkdir(parents=True, exist_ok=True)
-    path = cache / "sheets.json"
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_bytes(json.dumps({"schema": SHEETS_SCHEMA, "sheets": dict(items)}, separators=(",", ":")).encode())
-    os.replace(tmp, path)
+    body = {"schema": SHEETS_SCHEMA, "sheets": dict(items)}
+    return keep(cache / "sheets.json", json.dumps(body, separators=(",", ":")).encode())
 
 
 def _hashes_path(cache: Path, source: Path) -> Path:
@@ -244,11 +256,7 @@ def save_file_hashes(cache: Path | None, source: Path, hashes: FileHashes | None
     """Keep the hashes this build took (only those of files it listed)."""
     if cache is None or hashes is None:
         return
-    path = _hashes_path(cache, source)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(hashes.to_text(), "utf-8")
-    os.replace(tmp, path)
+    keep(_hashes_path(cache, source), hashes.to_text().encode("utf-8"))  # else hashed again next time
 
 
 def load_clean(cache: Path | None, code: str) -> set[str] | None:
@@ -262,17 +270,17 @@ def load_clean(cache: Path | None, code: str) -> set[str] | None:
         return set()
 
 
-def save_clean(cache: Path | None, code: str, clean: set[str]) -> None:
+def save_clean(cache: Path | None, code: str, clean: set[str]) -> str | None:
     if cache is None:
-        return
+        return None
     folder = cache / "clean"
-    folder.mkdir(parents=True, exist_ok=True)
-    for stale in folder.glob("*.txt"):  # another code's list is never read again
-        if stale.name != f"{code}.txt":
-            stale.unlink(missing_ok=True)
-    tmp = folder / f".{code}.{os.getpid()}"
-    tmp.write_text("\n".join(sorted(clean)), "ascii")
-    os.replace(tmp, folder / f"{code}.txt")
+    try:
+        for stale in folder.glob("*.txt"):  # another code's list is never read again
+            if stale.name != f"{code}.txt":
+                stale.unlink(missing_ok=True)
+    except OSError:
+        pass
+    return keep(folder / f"{code}.txt", "\n".join(sorted(clean)).encode("ascii"))
 
 
 @dataclass(frozen=True)
@@ -286,6 +294,7 @@ class IncrementalCheck:
     key: str | None  # the inputs' key
     cache: Path | None
     code: str = ""  # code_key: what sheets are keyed by besides their records
+    unkept: list[str] = field(default_factory=list)  # what could not be kept in the cache, and why
 
     @classmethod
     def of(cls, source: Path, out: Path, label: str, theme: str, digest: str, redact: bool,
@@ -304,14 +313,18 @@ class IncrementalCheck:
     def remember(self, runs, summary: Remembered, stats: Mapping[str, tuple[int, int, int]],
                  store_stats: Mapping[str, tuple[int, int, int]]) -> None:
         if self.record is not None and self.key is not None:
-            save_record(self.record, self.key, render_entries(runs), summary, stats, store_stats)
+            self._unkept(save_record(self.record, self.key, render_entries(runs), summary, stats, store_stats))
+
+    def _unkept(self, problem: str | None) -> None:
+        if problem is not None and problem not in self.unkept:
+            self.unkept.append(problem)
 
     def sheets(self) -> dict[str, list]:
         """The sheets earlier builds made, by key (empty without a cache)."""
         return load_sheets(self.cache)
 
     def remember_sheets(self, earlier: Mapping[str, list], now: Mapping[str, list]) -> None:
-        save_sheets(self.cache, earlier, now)
+        self._unkept(save_sheets(self.cache, earlier, now))
 
     def clean_contents(self) -> set[str] | None:
         """Artifact contents known to hold no credential (see ``load_clean``)."""
@@ -319,7 +332,7 @@ class IncrementalCheck:
 
     def remember_clean(self, clean: set[str] | None) -> None:
         if clean is not None:
-            save_clean(self.cache, self.code, clean)
+            self._unkept(save_clean(self.cache, self.code, clean))
 
 
 NO_CHECK = IncrementalCheck(None, None, None)

@@ -83,6 +83,8 @@ def publish(report: Report, out: Path, check: IncrementalCheck, render_cache: Re
     save_hashes()
     remembered = _remembered(report, written.hashes, len(sheets.now))
     check.remember(report.runs, remembered, written.stats, written.store_stats)
+    for problem in check.unkept:  # the cache is optional: the version is built either way
+        progress.stage(f"warning: the cache could not keep what the next build would reuse ({problem})")
     n_sheets = (len(sheets.now), sheets.written)
     label = validated.config.version
     write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
