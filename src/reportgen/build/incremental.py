@@ -119,13 +119,36 @@ def save_record(path: Path, key: str, renders: Mapping[str, list], summary: Reme
     return keep(path, json.dumps(body, separators=(",", ":")).encode("utf-8"))
 
 
+# Each cache file's first line: this tag and the sha256 of its name and the rest. A file
+# whose rest does not hash to it (damaged, cut short, of another format, or moved from
+# another name) is read as absent: the build does what it does without a cache.
+CHECK_TAG = b"reportgen.cache/1 "
+
+
+def _check(path: Path, data: bytes) -> bytes:
+    return hashlib.sha256(path.name.encode() + b"\0" + data).hexdigest().encode()
+
+
+def recall(path: Path) -> bytes | None:
+    """The body of a cache file ``keep`` wrote, when it is whole and unchanged; else None."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    head, _, body = raw.partition(b"\n")
+    if head != CHECK_TAG + _check(path, body):
+        return None
+    return body
+
+
 def keep(path: Path, data: bytes) -> str | None:
-    """Write a cache file whole (a temporary file renamed over it); what went wrong, when
-    the cache cannot be written (full, read-only): the cache is optional, the build not."""
+    """Write a cache file whole (a temporary file renamed over it), with its check line;
+    what went wrong, when the cache cannot be written (full, read-only): the cache is
+    optional, the build is not."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
+        tmp.write_bytes(CHECK_TAG + _check(path, data) + b"\n" + data)
         os.replace(tmp, path)
     except OSError as exc:
         try:
@@ -140,7 +163,7 @@ def up_to_date(path: Path, key: str, cache: Path, folder: Path) -> Remembered | 
     """The remembered summary when ``folder`` is what a build of these inputs would write
     again, byte for byte; None when anything differs or cannot be told."""
     try:
-        body = json.loads(path.read_text("utf-8"))
+        body = json.loads(recall(path) or b"null")
         if body.get("schema") != RECORD_SCHEMA or body.get("inputs") != key:
             return None
         summary = Remembered(**body["summary"])
@@ -157,8 +180,8 @@ def _renders_unchanged(cache: Path, renders: Mapping[str, list]) -> bool:
     # A render that ran out of time is cached as such; were it gone, drawing it again
     # might come out differently, so the version would not be the same.
     for key, expected in renders.items():
-        record = json.loads((cache / f"{key}.json").read_text("utf-8"))
-        if [record["png"], record["safe_svg"], record["notes"]] != expected:
+        record = svg.read_record(cache / f"{key}.json", key)
+        if record is None or [record["png"], record["safe_svg"], record["notes"]] != expected:
             return False
     return True
 
@@ -209,7 +232,7 @@ def load_sheets(cache: Path | None) -> dict[str, list]:
     if cache is None:
         return {}
     try:
-        body = json.loads((cache / "sheets.json").read_text("utf-8"))
+        body = json.loads(recall(cache / "sheets.json") or b"null")
         return dict(body["sheets"]) if body.get("schema") == SHEETS_SCHEMA else {}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
@@ -237,7 +260,7 @@ def load_file_hashes(cache: Path | None, source: Path) -> FileHashes | None:
     if cache is None:
         return None
     try:
-        return FileHashes.from_text(_hashes_path(cache, source).read_text("utf-8"))
+        return FileHashes.from_text((recall(_hashes_path(cache, source)) or b"").decode("utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return FileHashes()
 
@@ -265,7 +288,7 @@ def load_clean(cache: Path | None, code: str) -> set[str] | None:
     if cache is None:
         return None
     try:
-        return set((cache / "clean" / f"{code}.txt").read_text("ascii").split())
+        return set((recall(cache / "clean" / f"{code}.txt") or b"").decode("ascii").split())
     except (OSError, ValueError):
         return set()
 

@@ -80,12 +80,15 @@ class RenderCache:
     def get(self, svg_sha: str, settings: RenderSettings) -> Render | None:
         if self.folder is None:
             return None
-        base = self.folder / cache_key(svg_sha, settings)
+        key = cache_key(svg_sha, settings)
+        base = self.folder / key
+        record = read_record(base.with_suffix(".json"), key)
+        if record is None:
+            return None
         try:
-            record = json.loads((base.with_suffix(".json")).read_text("utf-8"))
             png = base.with_suffix(".png").read_bytes() if record["png"] else None
             safe = base.with_suffix(".svg").read_bytes() if record["safe_svg"] else None
-        except (OSError, ValueError, KeyError, TypeError):
+        except OSError:
             return None
         if (png is not None and sha256(png) != record["png"]) or (safe is not None and sha256(safe) != record["safe_svg"]):
             return None
@@ -100,6 +103,7 @@ class RenderCache:
             return
         base = self.folder / cache_key(render.svg_sha256, settings)
         record = {"png": render.png_sha256, "safe_svg": render.safe_svg_sha256, "notes": list(render.notes)}
+        record["check"] = _record_check(base.name, record)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             if render.png is not None:
@@ -110,6 +114,25 @@ class RenderCache:
             _write_whole(base.with_suffix(".json"), json.dumps(record).encode("utf-8"))
         except OSError as exc:
             self.unwritable = f"{exc.filename or self.folder}: {exc.strerror or exc}"
+
+
+def _record_check(key: str, record: Mapping[str, object]) -> str:
+    body = json.dumps([key, RENDER_CODE_VERSION, record["png"], record["safe_svg"], record["notes"]])
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def read_record(path: Path, key: str) -> dict | None:
+    """A render's cache record, when it is whole, of this format, and for ``key``: its
+    check covers the hashes and the notes, so a damaged or moved record is not read."""
+    try:
+        record = json.loads(path.read_text("utf-8"))
+        png, safe, notes = record["png"], record["safe_svg"], record["notes"]
+        if not (isinstance(notes, list) and all(isinstance(n, str) for n in notes)
+                and all(x is None or isinstance(x, str) for x in (png, safe))):
+            return None
+        return record if record.get("check") == _record_check(key, record) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def _write_whole(path: Path, data: bytes) -> None:
