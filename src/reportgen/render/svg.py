@@ -28,7 +28,7 @@ from reportgen.model.artifacts import Render, RenderSettings, sha256
 from reportgen.model.config import RunContract
 from reportgen.model.source import ValidatedRun
 from reportgen.render.embedded_images import EmbeddedImageRefused, EmbeddedImages
-from reportgen.render.sanitize import SvgRejected, sanitize_svg
+from reportgen.render.sanitize import MAX_DEPTH, SvgRejected, nesting_depth, sanitize_svg
 from reportgen.render.svg_repair import prepare_svg
 
 RENDER_WIDTH = 512
@@ -54,7 +54,7 @@ def contract_render_settings(contract: RunContract) -> RenderSettings:
                           RENDER_SECONDS, viewport)
 
 
-RENDER_CODE_VERSION = "4"  # bump when render_one changes what it produces
+RENDER_CODE_VERSION = "5"  # bump when render_one changes what it produces
 
 
 def cache_key(svg_sha: str, settings: RenderSettings) -> str:
@@ -169,7 +169,8 @@ def render_and_keep(svgs: Mapping[str, bytes], settings: RenderSettings, cache: 
     cache.misses += len(svgs)
     fresh = render_all(svgs, settings, processes, tick, stop)
     for render in fresh.values():
-        cache.put(render, settings)
+        if not any(note.startswith(NOT_KEPT) for note in render.notes):
+            cache.put(render, settings)
     return fresh
 
 
@@ -220,9 +221,8 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
                         results.update(zip(shas, future.result(), strict=True))
                     except BrokenProcessPool:
                         broken += shas
-                    except Exception as exc:  # the call page says so; the build goes on
-                        results.update((sha, _failed(sha, f"not rendered: the renderer failed ({type(exc).__name__})"))
-                                       for sha in shas)
+                    except Exception as exc:  # the call page says so; the build goes on (and is not cached)
+                        results.update((sha, _failed(sha, f"{NOT_KEPT} ({type(exc).__name__})")) for sha in shas)
                     for _ in shas:
                         tick()
             except FuturesTimeout:
@@ -241,6 +241,10 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
     return results
 
 
+# A failure of the worker rather than of a drawing: said on the page, never cached.
+NOT_KEPT = "not rendered: the renderer failed"
+
+
 def _batch_size(n: int, processes: int) -> int:
     """SVGs sent to a worker at a time: enough that a render (some milliseconds) is not
     kept waiting for the build process to hand over the next (its thread that feeds the
@@ -253,8 +257,20 @@ BATCH_MAX = 32
 
 
 def render_batch(items: list[tuple[str, bytes]], settings: RenderSettings) -> list[Render]:
-    """render_one on each SVG of a batch, in a worker."""
-    return [render_one(data, settings) for _, data in items]
+    """render_one on each SVG of a batch, in a worker: one drawing's failure is its own,
+    never its batch's."""
+    return [_render_alone(sha, data, settings) for sha, data in items]
+
+
+def _render_alone(sha: str, data: bytes, settings: RenderSettings) -> Render:
+    try:
+        return render_one(data, settings)
+    except _RenderTimeout:
+        return _failed(sha, f"not rendered: the renderer did not finish in {settings.seconds:g} s")
+    except RecursionError:
+        return _failed(sha, "not rendered: the SVG is nested or refers to itself too deeply")
+    except Exception as exc:  # noqa: BLE001 - whatever a hostile file raises is its own note
+        return _failed(sha, f"not rendered: {type(exc).__name__}: {str(exc)[:200]}")
 
 
 class RenderPoolError(ReportgenError):
@@ -366,6 +382,8 @@ def render_one(data: bytes, settings: RenderSettings) -> Render:
     if prepared.root is None:
         return _failed(svg_sha, f"not rendered: {prepared.problem}", notes)
     data = prepared.data
+    if nesting_depth(prepared.root) > MAX_DEPTH:  # every step after this one recurses through the tree
+        return _failed(svg_sha, f"not rendered: elements nested more than {MAX_DEPTH} deep", notes)
     width, height, size_note = _intrinsic_size(prepared.root, settings.viewport)
     if size_note:
         notes.append(size_note)
