@@ -76,6 +76,7 @@ def publish(report: Report, out: Path, check: IncrementalCheck, render_cache: Re
     report = _with_narrative(report, load_pages(validated.root))
     sheets = SheetsMade(check.sheets())
     folder, written = _write_version(report, out, progress, check.code, sheets)
+    _warn_large(report, out, written.large_files(), progress)
     n_calls = sum(len(run.calls) for run in validated.runs)
     write_changes = start_apart(copies, partial(write_previous_diff, out, validated.root, validated.config, folder,
                                            progress, None if redact else validated), n_calls)
@@ -92,6 +93,16 @@ def publish(report: Report, out: Path, check: IncrementalCheck, render_cache: Re
     write_changes()
     reused = sum(1 for run in report.runs for sha in run.renders if sha in render_cache.hit_shas)
     return summary_of(remembered, label, folder, reused, time.perf_counter() - started, *n_sheets)
+
+
+def _warn_large(report: Report, out: Path, large: dict[str, int], progress: Progress) -> None:
+    """A warning for each published file over GitHub's 100 MB limit, naming its calls."""
+    for name, size in sorted(large.items()):
+        calls = [f"{run.analysis.run.contract.id}/{cid}" for run in report.runs for cid, bundle in run.artifacts.items()
+                 if any(a.sha256 == name.split(".", 1)[0] for a in bundle.files)]
+        progress.stage(f"warning: {out / 'store' / name} ({', '.join(calls) or 'a shared file'}) is "
+                       f"{size / 1e6:.0f} MB: GitHub refuses files over 100 MB (see the README: publishing "
+                       "a large site)")
 
 
 def _audit(validated: ValidatedSource, renders: BackgroundRenders, redact: bool,

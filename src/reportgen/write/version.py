@@ -30,6 +30,10 @@ from reportgen.write import store
 
 MANIFEST_SCHEMA = "reportgen.manifest/2"
 
+# GitHub refuses a pushed file over 100 MB (and GitHub Pages sites over 1 GB): a larger
+# store file is published, with a warning that names the call it comes from.
+LARGE_FILE_BYTES = 100 * 1000 * 1000
+
 
 class PublishError(ReportgenError):
     pass
@@ -138,7 +142,14 @@ class VersionWriter:
         if name not in self.stored:
             store.put(self.store, name, data)
             self.stored[name] = name.split(".", 1)[0]
+            if len(data) > LARGE_FILE_BYTES:  # said by the build, naming the call (see ``large_files``)
+                self.note(f"large:{name}", len(data))
         return name
+
+    def large_files(self) -> dict[str, int]:
+        """Store files this version wrote over LARGE_FILE_BYTES, by name: their sizes."""
+        return {key[6:]: int(size) for key, size in self.notes.items()  # type: ignore[call-overload]
+                if key.startswith("large:")}
 
     def reuse(self, name: str, size: int) -> bool:
         """List a store file an earlier build wrote, when it is there with its size."""
