@@ -181,7 +181,8 @@ def worker_context() -> multiprocessing.context.BaseContext:
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["reportgen.render.svg", "cairosvg"])
+    # worker_guard first: the server ends with the build (see there).
+    context.set_forkserver_preload(["reportgen.render.worker_guard", "reportgen.render.svg", "cairosvg"])
     return context
 
 
@@ -308,6 +309,9 @@ RENDER_NICENESS = 10  # renders take the cores the build's own thread leaves
 
 
 def _init_worker() -> None:
+    from reportgen.render.worker_guard import end_with_parent
+
+    end_with_parent()  # a worker ends with its server, which ends with the build
     try:  # the build's own thread reads, checks and analyses meanwhile, and decides when pages can start
         os.nice(RENDER_NICENESS)
     except (AttributeError, OSError):  # pragma: no cover - not on every platform
