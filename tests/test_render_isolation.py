@@ -4,9 +4,14 @@ their neighbours' renders are what the cache keeps."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
-from conftest import svg_for
+from conftest import ROOT, svg_for
 from reportgen.model.artifacts import RenderSettings, sha256
 from reportgen.published.verify import verify_version
 from reportgen.render import svg
@@ -70,3 +75,38 @@ def test_a_build_with_a_deeply_nested_drawing_publishes_the_rest(make_source, tm
     assert result.exit_code == 0, result.output
     assert "1 not renderable" in result.output
     assert verify_version(out / "v1").ok
+
+
+STUCK = """
+import signal, sys, time
+from reportgen.model.artifacts import RenderSettings
+from reportgen.render import svg
+
+def stuck_in_c(data, settings):  # as cairo inside its C code: the budget's alarm cannot reach it
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    time.sleep(120)
+
+svg.render_one = stuck_in_c
+svg._WORKER["in"] = True  # as in a render worker
+svg._render_alone("sha", b"<svg/>", RenderSettings("test", 64, 256, 1.0, (40.0, 30.0)))
+print("returned")
+"""
+
+
+def test_a_render_stuck_past_the_hard_limit_ends_its_worker():
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", STUCK], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert done.returncode == -signal.SIGKILL, done.stdout + done.stderr
+    assert time.monotonic() - started < 30
+    assert "returned" not in done.stdout
+
+
+def test_drawings_past_the_build_bound_are_said_and_not_cached(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(svg, "RENDERS_SECONDS", 0.0)  # the bound, reached at once
+    items = dict(ordinary(4))
+    cache = RenderCache(tmp_path / "cache")
+    renders = render_and_keep(items, SETTINGS, cache, processes=1)
+    late = {sha for sha, r in renders.items() if r.png is None}
+    assert late and all(renders[sha].notes[-1].startswith(svg.OUT_OF_TIME) for sha in late)
+    assert all(RenderCache(tmp_path / "cache").get(sha, SETTINGS) is None for sha in late)

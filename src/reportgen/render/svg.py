@@ -169,7 +169,7 @@ def render_and_keep(svgs: Mapping[str, bytes], settings: RenderSettings, cache: 
     cache.misses += len(svgs)
     fresh = render_all(svgs, settings, processes, tick, stop)
     for render in fresh.values():
-        if not any(note.startswith(NOT_KEPT) for note in render.notes):
+        if not any(note.startswith((NOT_KEPT, OUT_OF_TIME)) for note in render.notes):
             cache.put(render, settings)
     return fresh
 
@@ -210,8 +210,9 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
             items = list(pending.items())
             futures = {pool.submit(render_batch, items[i:i + size], settings): [sha for sha, _ in items[i:i + size]]
                        for i in range(0, len(items), size)}
-            # Each render stops itself at the budget; this backstop covers a worker stuck in C.
-            backstop = settings.seconds * (len(pending) / processes + 2) + 30
+            # Each render stops itself at the budget, or its worker at HARD_FACTOR times it;
+            # this backstop covers the rest, and never grows past RENDERS_SECONDS.
+            backstop = min(settings.seconds * (len(pending) / processes + 2) + 30, RENDERS_SECONDS)
             try:
                 for future in as_completed(futures, timeout=backstop):
                     if stop is not None and stop.is_set():  # the build failed: render no more
@@ -229,21 +230,25 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
             except FuturesTimeout:
                 for future, shas in futures.items():
                     future.cancel()
-                    results.update((sha, _failed(sha, "not rendered: the renderer did not finish in time"))
+                    results.update((sha, _failed(sha, f"{OUT_OF_TIME} ({backstop:.0f} s); the next build draws it"))
                                    for sha in shas if sha not in results)
                 _kill_workers(pool)
         pending, size = {}, 1  # a retried file is rendered on its own: a crash takes down only itself
         for sha in broken:
             strikes[sha] = strikes.get(sha, 0) + 1
             if strikes[sha] >= 2:
-                results[sha] = _failed(sha, "not rendered: the renderer crashed on this file")
+                results[sha] = _failed(sha, "not rendered: the renderer crashed on this file, or ran past "
+                                       f"{settings.seconds * HARD_FACTOR:g} s")
             else:
                 pending[sha] = svgs[sha]
     return results
 
 
-# A failure of the worker rather than of a drawing: said on the page, never cached.
+# Failures of the workers or of the build's time rather than of a drawing: said on the
+# page, never cached.
 NOT_KEPT = "not rendered: the renderer failed"
+OUT_OF_TIME = "not rendered: the drawings of this run ran past the build's time for them"
+RENDERS_SECONDS = 1800.0  # the longest a build waits for one run's drawings
 
 
 def _batch_size(n: int, processes: int) -> int:
@@ -264,6 +269,13 @@ def render_batch(items: list[tuple[str, bytes]], settings: RenderSettings) -> li
 
 
 def _render_alone(sha: str, data: bytes, settings: RenderSettings) -> Render:
+    # The budget's alarm cannot stop cairo inside its C code; past HARD_FACTOR times the
+    # budget, a thread ends the worker itself (cairo lets other threads run meanwhile),
+    # and the pool retries its drawings, each on its own (see render_all).
+    watchdog = threading.Timer(settings.seconds * HARD_FACTOR, _end_worker) if _WORKER["in"] else None
+    if watchdog is not None:
+        watchdog.daemon = True
+        watchdog.start()
     try:
         return render_one(data, settings)
     except _RenderTimeout:
@@ -272,6 +284,17 @@ def _render_alone(sha: str, data: bytes, settings: RenderSettings) -> Render:
         return _failed(sha, "not rendered: the SVG is nested or refers to itself too deeply")
     except Exception as exc:  # noqa: BLE001 - whatever a hostile file raises is its own note
         return _failed(sha, f"not rendered: {type(exc).__name__}: {str(exc)[:200]}")
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
+
+
+HARD_FACTOR = 3  # a render still running at this many times its budget ends its worker
+_WORKER = {"in": False}  # set in the render workers only: the build itself is never ended
+
+
+def _end_worker() -> None:  # pragma: no cover - runs in a worker
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 class RenderPoolError(ReportgenError):
@@ -312,6 +335,7 @@ def _init_worker() -> None:
     from reportgen.render.worker_guard import end_with_parent
 
     end_with_parent()  # a worker ends with its server, which ends with the build
+    _WORKER["in"] = True
     try:  # the build's own thread reads, checks and analyses meanwhile, and decides when pages can start
         os.nice(RENDER_NICENESS)
     except (AttributeError, OSError):  # pragma: no cover - not on every platform
