@@ -103,7 +103,7 @@ def test_prune_refuses_while_a_build_holds_the_site(make_source, tmp_path, run_c
         holder.kill()
         holder.wait()
     assert result.exit_code == 1
-    assert f"error: {out}: the build in process {holder.pid} is writing this site" in result.output
+    assert f"error: {out}: a build in process {holder.pid} is writing this site" in result.output
     assert orphan.exists()
 
 

@@ -130,7 +130,10 @@ def test_a_build_waits_for_the_one_that_holds_the_site_and_says_for_whom(make_so
     assert_verifies(out / "v1")
 
 
-def test_the_lock_file_names_no_one_once_released(make_source, tmp_path, run_cli):
+def test_the_lock_file_stays_empty_and_a_failed_first_build_leaves_no_site(make_source, tmp_path, run_cli):
     out = tmp_path / "site"
     assert run_cli("build", make_source(), "--out", out, "-q").exit_code == 0
-    assert (out / LOCK_NAME).read_text() == ""
+    assert (out / LOCK_NAME).read_text() == ""  # a killed build leaves nothing in it either
+    broken = make_source(log_text="run_id\n")
+    assert run_cli("build", broken, "--out", tmp_path / "other", "-q").exit_code == 1
+    assert not (tmp_path / "other").exists()

@@ -298,7 +298,7 @@ def prune(ctx: click.Context, site: Path, yes: bool) -> None:
     from reportgen.write.prune import remove, unused_files
 
     try:
-        with SiteLock(site, wait=False, doing="prune"):
+        with SiteLock(site, wait=False):
             found = unused_files(site)
             for path in found.paths:
                 click.echo(str(path))

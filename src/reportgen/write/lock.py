@@ -10,10 +10,10 @@ not refusing, because builds of different labels at once are ordinary (one per j
 a CI matrix) and each must land. ``prune`` never waits: it refuses while a build holds
 the lock, since a running build's new store files are listed by no version yet.
 
-The lock is an ``fcntl`` record lock on ``.reportgen.lock``: the system drops it when
-the process that holds it ends, however it ends, so a killed build never leaves the
-site locked; and, unlike ``flock``, the processes a build forks do not hold it after it.
-The file says which process holds it (for the messages only).
+The lock is an ``fcntl`` record lock on ``.reportgen.lock``, an empty file: the system
+drops it when the process that holds it ends, however it ends, so a killed build never
+leaves the site locked; unlike ``flock``, the processes a build forks do not hold it
+after it; and the system says which process holds it (for the messages).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -38,30 +39,32 @@ class SiteLock:
     """``with SiteLock(out, say):`` holds the site's lock, waiting for another build
     (``say`` is told once that it waits, and for whom); ``wait=False`` refuses instead."""
 
-    def __init__(self, out: Path, say: Callable[[str], None] | None = None, wait: bool = True,
-                 doing: str = "build") -> None:
+    def __init__(self, out: Path, say: Callable[[str], None] | None = None, wait: bool = True) -> None:
         self.out = out
         self.path = out / LOCK_NAME
         self.say = say
         self.wait = wait
-        self.doing = doing
         self.fd: int | None = None
+        self.made = False  # whether this build made the site folder
 
     def __enter__(self) -> "SiteLock":
-        try:
-            self.out.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
-        except OSError as exc:
-            raise SiteBusy(f"{self.path}: cannot open the site's lock file ({exc.strerror}); "
-                           "make the site folder writable, or choose another --out") from None
-        try:
-            self._take(fd)
-        except BaseException:
-            os.close(fd)
-            raise
+        while True:
+            self.made = not self.out.exists()
+            try:
+                self.out.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+            except OSError as exc:
+                raise SiteBusy(f"{self.path}: cannot open the site's lock file ({exc.strerror}); "
+                               "make the site folder writable, or choose another --out") from None
+            try:
+                self._take(fd)
+            except BaseException:
+                os.close(fd)
+                raise
+            if _same_file(fd, self.path):
+                break
+            os.close(fd)  # the build we waited for removed the folder it had made: again
         self.fd = fd
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()} {self.doing}\n".encode(), 0)
         return self
 
     def _take(self, fd: int) -> None:
@@ -71,31 +74,44 @@ class SiteLock:
         except OSError as exc:
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise
-        holder = holder_of(self.path)
+        holder = holder_of(fd)
         if not self.wait:
-            raise SiteBusy(f"{self.out}: {holder} is writing this site (it holds {self.path}); "
+            raise SiteBusy(f"{self.out}: a build in {holder} is writing this site (it holds {self.path}); "
                            f"run this again once it has finished")
         if self.say is not None:
-            self.say(f"waiting for {holder}, which is writing {self.out} (it holds {self.path})")
+            self.say(f"waiting for the build in {holder}, which is writing {self.out} (it holds {self.path})")
         fcntl.lockf(fd, fcntl.LOCK_EX)
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         if self.fd is not None:
             fd, self.fd = self.fd, None
-            try:
-                os.ftruncate(fd, 0)  # who held it is said only while held
-            except OSError:
-                pass
+            if self.made:  # a first build that wrote nothing leaves no site folder
+                try:
+                    if [p.name for p in self.out.iterdir()] == [LOCK_NAME]:
+                        self.path.unlink()
+                        self.out.rmdir()
+                except OSError:
+                    pass
             os.close(fd)  # and the lock with it
 
 
-def holder_of(path: Path) -> str:
-    """Which process the lock file says holds it: "the build in process 1234"."""
+def _same_file(fd: int, path: Path) -> bool:
     try:
-        words = path.read_text("utf-8", errors="replace").split()
+        here, there = os.fstat(fd), os.stat(path)
     except OSError:
-        words = []
-    if len(words) >= 2 and words[0].isdigit():
-        return f"the {words[1]} in process {words[0]}"
-    return "another build"
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def holder_of(fd: int) -> str:
+    """Which process holds the lock on ``fd``'s file, as the system says: "process 1234"."""
+    query = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+    try:
+        kind, _, _, _, pid = struct.unpack(_FLOCK, fcntl.fcntl(fd, fcntl.F_GETLK, query))
+    except (OSError, struct.error):
+        return "another build"
+    return f"process {pid}" if kind != fcntl.F_UNLCK and pid > 0 else "another build"
+
+
+_FLOCK = "@hhqqi4x"  # struct flock: type, whence, start, length, pid (Linux, 64-bit offsets)
