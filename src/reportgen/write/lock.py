@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import multiprocessing
 import os
 import struct
 from collections.abc import Callable
@@ -75,7 +76,9 @@ class SiteLock:
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise
         holder = holder_of(fd)
-        if not self.wait:
+        # A worker process that runs a build (a script without a main guard, run again as
+        # the worker starts) would wait for ever for the build that started it: it refuses.
+        if not self.wait or _in_worker():
             raise SiteBusy(f"{self.out}: a build in {holder} is writing this site (it holds {self.path}); "
                            f"run this again once it has finished")
         if self.say is not None:
@@ -94,6 +97,12 @@ class SiteLock:
                 except OSError:
                     pass
             os.close(fd)  # and the lock with it
+
+
+def _in_worker() -> bool:
+    """Whether this is a process that multiprocessing started (or is starting)."""
+    starting = getattr(multiprocessing.current_process(), "_inheriting", False)
+    return bool(starting) or multiprocessing.parent_process() is not None
 
 
 def _same_file(fd: int, path: Path) -> bool:
