@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 import sys
@@ -34,10 +35,42 @@ def _fail(exc: Exception, debug: bool) -> None:
         click.echo(f"{n} error{'s' if n != 1 else ''} found; nothing was published.", err=True)
     elif isinstance(exc, ReportgenError):
         click.echo(f"error: {exc}", err=True)
+    elif isinstance(exc, OSError) and exc.errno in _WHAT_TO_DO:
+        where = exc.filename if exc.filename is not None else "a file the build writes"
+        click.echo(f"error: {where}: {exc.strerror or os.strerror(exc.errno)}; {_WHAT_TO_DO[exc.errno]}", err=True)
     else:
         click.echo(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback; "
                    "please report it)", err=True)
     sys.exit(1)
+
+
+# What a user can do about the system errors a build meets (the path comes with them).
+_WHAT_TO_DO = {
+    errno.ENOSPC: "the disk is full: free some space (`reportgen prune SITE` removes the store files no "
+                  "version uses), then run this again",
+    errno.EDQUOT: "the disk quota is used up: free some space, then run this again",
+    errno.EROFS: "the file system is read-only: choose a writable folder (--out), then run this again",
+    errno.EACCES: "permission denied: make it readable (an input) or writable (the site folder), or run as "
+                  "a user who may, then run this again",
+    errno.EPERM: "not permitted: make it readable (an input) or writable (the site folder), then run this again",
+    errno.ENOENT: "no such file or folder: check the path, then run this again",
+    errno.EISDIR: "a folder where a file was expected: check the path",
+    errno.EIO: "the disk reported an input/output error: check the device, then run this again",
+}
+
+
+def _usable_cache(cache: Path | None, progress: "TerminalProgress") -> Path | None:
+    """The render cache when it is there and writable, or absent and can be made; else
+    no cache, with a warning: the cache is optional, the build is not."""
+    if cache is None:
+        return None
+    probe = cache
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if probe.is_dir() and os.access(probe, os.W_OK | os.X_OK):
+        return cache
+    progress.stage(f"warning: {cache}: the render cache cannot be written; building without it (--no-cache)")
+    return None
 
 
 DEBUG_HELP = "Show tracebacks for errors."
@@ -106,8 +139,9 @@ def build(ctx: click.Context, source: Path, out: Path, version_label: str | None
     from reportgen.pipeline.pipeline import build_site, default_cache
 
     try:
-        cache = None if no_cache else (cache_dir or default_cache())
-        summary = build_site(source, out, version_label, force, TerminalProgress(quiet), redact=redact, cache=cache)
+        progress = TerminalProgress(quiet)
+        cache = None if no_cache else _usable_cache(cache_dir or default_cache(), progress)
+        summary = build_site(source, out, version_label, force, progress, redact=redact, cache=cache)
     except Exception as exc:  # every failure becomes one clear message
         _fail(exc, ctx.obj["debug"])
         return
@@ -300,6 +334,33 @@ def plan(ctx: click.Context, out: Path | None, as_json: bool, candidates: int | 
     if written:
         click.echo(f"\nwrote {written.contract} and {written.schedule} ({written.rows} calls in "
                    f"{request.blocks} blocks, seed {request.seed}, {written.digest})")
+
+
+@main.command()
+@debug_option
+@click.argument("site", default="site", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--yes", is_flag=True, help="Remove them (without it, they are only listed).")
+@click.pass_context
+def prune(ctx: click.Context, site: Path, yes: bool) -> None:
+    """List the files of SITE (default: site/) that no version uses: store files no
+    manifest lists, and what unfinished builds left; remove them with --yes. Refused
+    while a build is writing SITE."""
+    from reportgen.write.lock import SiteLock
+    from reportgen.write.prune import remove, unused_files
+
+    try:
+        with SiteLock(site, wait=False):
+            found = unused_files(site)
+            for path in found.paths:
+                click.echo(str(path))
+            if yes:
+                remove(found.paths)
+    except Exception as exc:
+        _fail(exc, ctx.obj["debug"])
+        return
+    done = "removed" if yes else "unused (run again with --yes to remove them)"
+    click.echo(f"{len(found.paths)} files and folders, {found.size / 1e6:.1f} MB, {done}; "
+               f"{found.n_versions} versions checked")
 
 
 @main.command()

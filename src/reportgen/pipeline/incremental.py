@@ -18,7 +18,7 @@ import json
 import os
 import stat
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata, resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
@@ -111,7 +111,8 @@ def render_entries(runs: Iterable[RunReport]) -> dict[str, list]:
 
 
 def save_record(path: Path, key: str, renders: Mapping[str, list], summary: Remembered,
-                stats: Mapping[str, tuple[int, int, int]], store_stats: Mapping[str, tuple[int, int, int]]) -> None:
+                stats: Mapping[str, tuple[int, int, int]], store_stats: Mapping[str, tuple[int, int, int]]
+                ) -> str | None:
     """``stats``: each file's size, modification and change times, as it was written
     (its content is in the version's manifest.json, whose own times are recorded);
     ``store_stats`` the same of each store file the version uses."""
@@ -119,15 +120,54 @@ def save_record(path: Path, key: str, renders: Mapping[str, list], summary: Reme
     body = {"schema": RECORD_SCHEMA, "inputs": key, "renders": dict(sorted(renders.items())),
             "summary": summary.__dict__, "files": files,
             "store": {name: list(store_stats[name]) for name in sorted(store_stats)}}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps(body, separators=(",", ":")).encode("utf-8"))
+    return keep(path, json.dumps(body, separators=(",", ":")).encode("utf-8"))
+
+
+# Each cache file's first line: this tag and the sha256 of its name and the rest. A file
+# whose rest does not hash to it (damaged, cut short, of another format, or moved from
+# another name) is read as absent: the build does what it does without a cache.
+CHECK_TAG = b"reportgen.cache/1 "
+
+
+def _check(path: Path, data: bytes) -> bytes:
+    return hashlib.sha256(path.name.encode() + b"\0" + data).hexdigest().encode()
+
+
+def recall(path: Path) -> bytes | None:
+    """The body of a cache file ``keep`` wrote, when it is whole and unchanged; else None."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    head, _, body = raw.partition(b"\n")
+    if head != CHECK_TAG + _check(path, body):
+        return None
+    return body
+
+
+def keep(path: Path, data: bytes) -> str | None:
+    """Write a cache file whole (a temporary file renamed over it), with its check line;
+    what went wrong, when the cache cannot be written (full, read-only): the cache is
+    optional, the build is not."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(CHECK_TAG + _check(path, data) + b"\n" + data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        return f"{exc.filename or path}: {exc.strerror or exc}"
+    return None
 
 
 def up_to_date(path: Path, key: str, cache: Path, folder: Path) -> Remembered | None:
     """The remembered summary when ``folder`` is what a build of these inputs would write
     again, byte for byte; None when anything differs or cannot be told."""
     try:
-        body = json.loads(path.read_text("utf-8"))
+        body = json.loads(recall(path) or b"null")
         if body.get("schema") != RECORD_SCHEMA or body.get("inputs") != key:
             return None
         summary = Remembered(**body["summary"])
@@ -144,8 +184,8 @@ def _renders_unchanged(cache: Path, renders: Mapping[str, list]) -> bool:
     # A render that ran out of time is cached as such; were it gone, drawing it again
     # might come out differently, so the version would not be the same.
     for key, expected in renders.items():
-        record = json.loads((cache / f"{key}.json").read_text("utf-8"))
-        if [record["png"], record["safe_svg"], record["notes"]] != expected:
+        record = svg.read_record(cache / f"{key}.json", key)
+        if record is None or [record["png"], record["safe_svg"], record["notes"]] != expected:
             return False
     return True
 
@@ -196,23 +236,22 @@ def load_sheets(cache: Path | None) -> dict[str, list]:
     if cache is None:
         return {}
     try:
-        body = json.loads((cache / "sheets.json").read_text("utf-8"))
+        body = json.loads(recall(cache / "sheets.json") or b"null")
         return dict(body["sheets"]) if body.get("schema") == SHEETS_SCHEMA else {}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
 
 
-def save_sheets(cache: Path | None, earlier: Mapping[str, list], now: Mapping[str, list]) -> None:
+def save_sheets(cache: Path | None, earlier: Mapping[str, list], now: Mapping[str, list]) -> str | None:
     """Keep the sheets of this build (last, so they are kept longest) and of earlier
     ones, up to MAX_SHEETS_KEPT."""
     if cache is None:
-        return
+        return None
     kept = {k: v for k, v in earlier.items() if k not in now}
     kept.update(now)
     items = list(kept.items())[-MAX_SHEETS_KEPT:]
-    cache.mkdir(parents=True, exist_ok=True)
-    path = cache / "sheets.json"
-    write_atomic(path, json.dumps({"schema": SHEETS_SCHEMA, "sheets": dict(items)}, separators=(",", ":")).encode())
+    body = {"schema": SHEETS_SCHEMA, "sheets": dict(items)}
+    return keep(cache / "sheets.json", json.dumps(body, separators=(",", ":")).encode())
 
 
 def _hashes_path(cache: Path, source: Path) -> Path:
@@ -225,7 +264,7 @@ def load_file_hashes(cache: Path | None, source: Path) -> FileHashes | None:
     if cache is None:
         return None
     try:
-        return FileHashes.from_text(_hashes_path(cache, source).read_text("utf-8"))
+        return FileHashes.from_text((recall(_hashes_path(cache, source)) or b"").decode("utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return FileHashes()
 
@@ -244,9 +283,7 @@ def save_file_hashes(cache: Path | None, source: Path, hashes: FileHashes | None
     """Keep the hashes this build took (only those of files it listed)."""
     if cache is None or hashes is None:
         return
-    path = _hashes_path(cache, source)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, hashes.to_text().encode("utf-8"))
+    keep(_hashes_path(cache, source), hashes.to_text().encode("utf-8"))  # else hashed again next time
 
 
 def load_clean(cache: Path | None, code: str) -> set[str] | None:
@@ -255,20 +292,22 @@ def load_clean(cache: Path | None, code: str) -> set[str] | None:
     if cache is None:
         return None
     try:
-        return set((cache / "clean" / f"{code}.txt").read_text("ascii").split())
+        return set((recall(cache / "clean" / f"{code}.txt") or b"").decode("ascii").split())
     except (OSError, ValueError):
         return set()
 
 
-def save_clean(cache: Path | None, code: str, clean: set[str]) -> None:
+def save_clean(cache: Path | None, code: str, clean: set[str]) -> str | None:
     if cache is None:
-        return
+        return None
     folder = cache / "clean"
-    folder.mkdir(parents=True, exist_ok=True)
-    for stale in folder.glob("*.txt"):  # another code's list is never read again
-        if stale.name != f"{code}.txt":
-            stale.unlink(missing_ok=True)
-    write_atomic(folder / f"{code}.txt", "\n".join(sorted(clean)).encode("ascii"))
+    try:
+        for stale in folder.glob("*.txt"):  # another code's list is never read again
+            if stale.name != f"{code}.txt":
+                stale.unlink(missing_ok=True)
+    except OSError:
+        pass
+    return keep(folder / f"{code}.txt", "\n".join(sorted(clean)).encode("ascii"))
 
 
 @dataclass(frozen=True)
@@ -282,6 +321,7 @@ class IncrementalCheck:
     key: str | None  # the inputs' key
     cache: Path | None
     code: str = ""  # code_key: what sheets are keyed by besides their records
+    unkept: list[str] = field(default_factory=list)  # what could not be kept in the cache, and why
 
     @classmethod
     def of(cls, source: Path, out: Path, label: str, theme: str, digest: str, redact: bool,
@@ -300,14 +340,18 @@ class IncrementalCheck:
     def remember(self, runs: Iterable[RunReport], summary: Remembered, stats: Mapping[str, tuple[int, int, int]],
                  store_stats: Mapping[str, tuple[int, int, int]]) -> None:
         if self.record is not None and self.key is not None:
-            save_record(self.record, self.key, render_entries(runs), summary, stats, store_stats)
+            self._unkept(save_record(self.record, self.key, render_entries(runs), summary, stats, store_stats))
+
+    def _unkept(self, problem: str | None) -> None:
+        if problem is not None and problem not in self.unkept:
+            self.unkept.append(problem)
 
     def sheets(self) -> dict[str, list]:
         """The sheets earlier builds made, by key (empty without a cache)."""
         return load_sheets(self.cache)
 
     def remember_sheets(self, earlier: Mapping[str, list], now: Mapping[str, list]) -> None:
-        save_sheets(self.cache, earlier, now)
+        self._unkept(save_sheets(self.cache, earlier, now))
 
     def clean_contents(self) -> set[str] | None:
         """Artifact contents known to hold no credential (see ``load_clean``)."""
@@ -315,7 +359,7 @@ class IncrementalCheck:
 
     def remember_clean(self, clean: set[str] | None) -> None:
         if clean is not None:
-            save_clean(self.cache, self.code, clean)
+            self._unkept(save_clean(self.cache, self.code, clean))
 
 
 NO_CHECK = IncrementalCheck(None, None, None)

@@ -29,6 +29,7 @@ from reportgen.render.svg import RenderCache
 
 if TYPE_CHECKING:
     from reportgen.render.report import Report
+from reportgen.write.lock import SiteLock
 from reportgen.write.version import check_publishable, remove_leftovers
 
 __all__ = ["BuildSummary", "build_site", "default_cache"]
@@ -88,6 +89,9 @@ class _Build:
         return self.reading.snapshot()
 
     def earlier(self, snapshot: SourceSnapshot | None) -> BuildSummary | None:
+        # From the check that the version is ours to write to versions.json: one build at a time.
+        if snapshot is not None:
+            self.copies.enter_context(SiteLock(self.out, self.progress.stage))
         self.check, earlier = _checked(snapshot, self.source, self.out, self.version, self.redact, self.cache,
                                        self.force, self.progress)
         if earlier is None:

@@ -21,7 +21,8 @@ def write_site_files(out: Path, root: Path, config: SiteConfig, label: str, dige
     ``changes`` is False, the changes page (``source``: what ``folder`` was built from,
     when it publishes it unchanged)."""
     env = theme_environment(root, config.theme)
-    write_site_index(out, VersionEntry(label, config.title, built_at, digest), env, config.base_url, config.previous)
+    write_site_index(out, VersionEntry(label, config.title, built_at, digest), env, config.base_url, config.previous,
+                     progress.stage)
     if changes:
         write_previous_diff(out, root, config, folder, progress, source)
 

@@ -68,9 +68,12 @@ def publish(report: Report, out: Path, check: IncrementalCheck, render_cache: Re
     validated = report.source
     freeze_made()
     progress.stage(f"rendered {render_cache.misses} distinct SVGs, reused {render_cache.hits}")
+    if render_cache.unwritable:
+        progress.stage(f"warning: renders were not kept for the next build ({render_cache.unwritable})")
     report = _with_narrative(report, load_pages(validated.root))
     sheets = SheetsMade(check.sheets())
     folder, written = _write_version(report, out, progress, check.code, sheets, runner.processes)
+    _warn_large(report, out, written.large_files(), progress)
     n_calls = sum(len(run.calls) for run in validated.runs)
     write_changes = start_apart(runner, copies, partial(write_previous_diff, out, validated.root, validated.config, folder,
                                            progress, None if redact else validated), n_calls)
@@ -78,12 +81,24 @@ def publish(report: Report, out: Path, check: IncrementalCheck, render_cache: Re
     save_hashes()
     remembered = _remembered(report, written.hashes, len(sheets.now))
     check.remember(report.runs, remembered, written.stats, written.store_stats)
+    for problem in check.unkept:  # the cache is optional: the version is built either way
+        progress.stage(f"warning: the cache could not keep what the next build would reuse ({problem})")
     label = validated.config.version
     write_site_files(out, validated.root, validated.config, label, validated.digest, remembered.built_at, folder,
                      progress, None if redact else validated, changes=False)
     write_changes()
     reused = sum(1 for run in report.runs for sha in run.renders if sha in render_cache.hit_shas)
     return summary_of(remembered, label, folder, reused, time.perf_counter() - started, sheets.written)
+
+
+def _warn_large(report: Report, out: Path, large: dict[str, int], progress: Progress) -> None:
+    """A warning for each published file over GitHub's 100 MB limit, naming its calls."""
+    for name, size in sorted(large.items()):
+        calls = [f"{run.analysis.run.contract.id}/{cid}" for run in report.runs for cid, bundle in run.artifacts.items()
+                 if any(a.sha256 == name.split(".", 1)[0] for a in bundle.files)]
+        progress.stage(f"warning: {out / 'store' / name} ({', '.join(calls) or 'a shared file'}) is "
+                       f"{size / 1e6:.0f} MB: GitHub refuses files over 100 MB (see the README: publishing "
+                       "a large site)")
 
 
 def _audit(validated: ValidatedSource, renders: BackgroundRenders | None,

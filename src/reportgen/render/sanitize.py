@@ -70,11 +70,28 @@ def _safe_value(value: str) -> bool:
     return all(target.strip().startswith("#") for target in _URL_RE.findall(value))
 
 
+# Elements nested deeper than this are refused: cleaning, writing and drawing a tree
+# each walk it recursively (a drawing nests a few levels; 50,000 <g> exhaust the stack).
+MAX_DEPTH = 256
+
+
+def nesting_depth(root: ET.Element) -> int:
+    """How deep elements nest below ``root`` (1: no children), counted without recursion."""
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        element, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in element)
+    return deepest
+
+
 def sanitize_svg(data: bytes) -> bytes:
     root = parse_svg(data)
     ns, name = _local(root.tag)
     if name != "svg" or ns not in (SVG_NS, None):
         raise SvgRejected("the document's root element is not <svg>")
+    if nesting_depth(root) > MAX_DEPTH:
+        raise SvgRejected(f"elements nested more than {MAX_DEPTH} deep")
     _clean(root)
     ET.register_namespace("", SVG_NS)
     ET.register_namespace("xlink", XLINK_NS)

@@ -29,7 +29,7 @@ from reportgen.model.artifacts import Render, RenderSettings, sha256
 from reportgen.model.config import RunContract
 from reportgen.model.source import ValidatedRun
 from reportgen.render.embedded_images import EmbeddedImageRefused, EmbeddedImages
-from reportgen.render.sanitize import SvgRejected, sanitize_svg
+from reportgen.render.sanitize import MAX_DEPTH, SvgRejected, nesting_depth, sanitize_svg
 from reportgen.render.svg_repair import prepare_svg
 
 RENDER_WIDTH = 512
@@ -49,7 +49,7 @@ def contract_render_settings(contract: RunContract) -> RenderSettings:
                           RENDER_SECONDS, contract.render_viewport)
 
 
-RENDER_CODE_VERSION = "4"  # bump when render_one changes what it produces
+RENDER_CODE_VERSION = "5"  # bump when render_one changes what it produces
 
 
 def cache_key(svg_sha: str, settings: RenderSettings) -> str:
@@ -70,16 +70,20 @@ class RenderCache:
         self.hits = 0
         self.misses = 0
         self.hit_shas: set[str] = set()  # the SVGs whose render came from the cache
+        self.unwritable: str | None = None  # why the cache could not be written, if so
 
     def get(self, svg_sha: str, settings: RenderSettings) -> Render | None:
         if self.folder is None:
             return None
-        base = self.folder / cache_key(svg_sha, settings)
+        key = cache_key(svg_sha, settings)
+        base = self.folder / key
+        record = read_record(base.with_suffix(".json"), key)
+        if record is None:
+            return None
         try:
-            record = json.loads((base.with_suffix(".json")).read_text("utf-8"))
             png = base.with_suffix(".png").read_bytes() if record["png"] else None
             safe = base.with_suffix(".svg").read_bytes() if record["safe_svg"] else None
-        except (OSError, ValueError, KeyError, TypeError):
+        except OSError:
             return None
         if (png is not None and sha256(png) != record["png"]) or (safe is not None and sha256(safe) != record["safe_svg"]):
             return None
@@ -88,17 +92,54 @@ class RenderCache:
         return Render(svg_sha, png, record["png"], safe, record["safe_svg"], tuple(record["notes"]))
 
     def put(self, render: Render, settings: RenderSettings) -> None:
-        if self.folder is None:
+        """Keep ``render``; a cache that cannot be written (full, read-only) is left alone
+        for the rest of the build, said once in ``unwritable``: it is optional."""
+        if self.folder is None or self.unwritable:
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
         base = self.folder / cache_key(render.svg_sha256, settings)
-        if render.png is not None:
-            base.with_suffix(".png").write_bytes(render.png)
-        if render.safe_svg is not None:
-            base.with_suffix(".svg").write_bytes(render.safe_svg)
         record = {"png": render.png_sha256, "safe_svg": render.safe_svg_sha256, "notes": list(render.notes)}
-        # The record last, whole: a half-written entry is never read.
-        write_atomic(base.with_suffix(".json"), json.dumps(record).encode("utf-8"))
+        record["check"] = _record_check(base.name, record)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            if render.png is not None:
+                _write_whole(base.with_suffix(".png"), render.png)
+            if render.safe_svg is not None:
+                _write_whole(base.with_suffix(".svg"), render.safe_svg)
+            # The record last: a half-written entry is never read.
+            _write_whole(base.with_suffix(".json"), json.dumps(record).encode("utf-8"))
+        except OSError as exc:
+            self.unwritable = f"{exc.filename or self.folder}: {exc.strerror or exc}"
+
+
+def _record_check(key: str, record: Mapping[str, object]) -> str:
+    body = json.dumps([key, RENDER_CODE_VERSION, record["png"], record["safe_svg"], record["notes"]])
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def read_record(path: Path, key: str) -> dict | None:
+    """A render's cache record, when it is whole, of this format, and for ``key``: its
+    check covers the hashes and the notes, so a damaged or moved record is not read."""
+    try:
+        record = json.loads(path.read_text("utf-8"))
+        png, safe, notes = record["png"], record["safe_svg"], record["notes"]
+        if not (isinstance(notes, list) and all(isinstance(n, str) for n in notes)
+                and all(x is None or isinstance(x, str) for x in (png, safe))):
+            return None
+        return record if record.get("check") == _record_check(key, record) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """``path`` holds ``data`` whole or is as it was: builds at once share the cache."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
 
 
 def render_and_keep(svgs: Mapping[str, bytes], settings: RenderSettings, cache: RenderCache,
@@ -108,7 +149,8 @@ def render_and_keep(svgs: Mapping[str, bytes], settings: RenderSettings, cache: 
     cache.misses += len(svgs)
     fresh = render_all(svgs, settings, processes, tick, stop)
     for render in fresh.values():
-        cache.put(render, settings)
+        if not any(note.startswith((NOT_KEPT, OUT_OF_TIME)) for note in render.notes):
+            cache.put(render, settings)
     return fresh
 
 
@@ -119,7 +161,8 @@ def worker_context() -> multiprocessing.context.BaseContext:
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["reportgen.render.svg", "cairosvg"])
+    # worker_guard first: the server ends with the build (see there).
+    context.set_forkserver_preload(["reportgen.render.worker_guard", "reportgen.render.svg", "cairosvg"])
     return context
 
 
@@ -147,8 +190,9 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
             items = list(pending.items())
             futures = {pool.submit(render_batch, items[i:i + size], settings): [sha for sha, _ in items[i:i + size]]
                        for i in range(0, len(items), size)}
-            # Each render stops itself at the budget; this backstop covers a worker stuck in C.
-            backstop = settings.seconds * (len(pending) / processes + 2) + 30
+            # Each render stops itself at the budget, or its worker at HARD_FACTOR times it;
+            # this backstop covers the rest, and never grows past RENDERS_SECONDS.
+            backstop = min(settings.seconds * (len(pending) / processes + 2) + 30, RENDERS_SECONDS)
             try:
                 for future in as_completed(futures, timeout=backstop):
                     if stop is not None and stop.is_set():  # the build failed: render no more
@@ -159,25 +203,32 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
                         results.update(zip(shas, future.result(), strict=True))
                     except BrokenProcessPool:
                         broken += shas
-                    except Exception as exc:  # the call page says so; the build goes on
-                        results.update((sha, _failed(sha, f"not rendered: the renderer failed ({type(exc).__name__})"))
-                                       for sha in shas)
+                    except Exception as exc:  # the call page says so; the build goes on (and is not cached)
+                        results.update((sha, _failed(sha, f"{NOT_KEPT} ({type(exc).__name__})")) for sha in shas)
                     for _ in shas:
                         tick()
             except FuturesTimeout:
                 for future, shas in futures.items():
                     future.cancel()
-                    results.update((sha, _failed(sha, "not rendered: the renderer did not finish in time"))
+                    results.update((sha, _failed(sha, f"{OUT_OF_TIME} ({backstop:.0f} s); the next build draws it"))
                                    for sha in shas if sha not in results)
                 _kill_workers(pool)
         pending, size = {}, 1  # a retried file is rendered on its own: a crash takes down only itself
         for sha in broken:
             strikes[sha] = strikes.get(sha, 0) + 1
             if strikes[sha] >= 2:
-                results[sha] = _failed(sha, "not rendered: the renderer crashed on this file")
+                results[sha] = _failed(sha, "not rendered: the renderer crashed on this file, or ran past "
+                                       f"{settings.seconds * HARD_FACTOR:g} s")
             else:
                 pending[sha] = svgs[sha]
     return results
+
+
+# Failures of the workers or of the build's time rather than of a drawing: said on the
+# page, never cached.
+NOT_KEPT = "not rendered: the renderer failed"
+OUT_OF_TIME = "not rendered: the drawings of this run ran past the build's time for them"
+RENDERS_SECONDS = 1800.0  # the longest a build waits for one run's drawings
 
 
 def _batch_size(n: int, processes: int) -> int:
@@ -192,8 +243,38 @@ BATCH_MAX = 32
 
 
 def render_batch(items: list[tuple[str, bytes]], settings: RenderSettings) -> list[Render]:
-    """render_one on each SVG of a batch, in a worker."""
-    return [render_one(data, settings) for _, data in items]
+    """render_one on each SVG of a batch, in a worker: one drawing's failure is its own,
+    never its batch's."""
+    return [_render_alone(sha, data, settings) for sha, data in items]
+
+
+def _render_alone(sha: str, data: bytes, settings: RenderSettings) -> Render:
+    # The budget's alarm cannot stop cairo inside its C code; past HARD_FACTOR times the
+    # budget, a thread ends the worker itself (cairo lets other threads run meanwhile),
+    # and the pool retries its drawings, each on its own (see render_all).
+    watchdog = threading.Timer(settings.seconds * HARD_FACTOR, _end_worker) if _WORKER["in"] else None
+    if watchdog is not None:
+        watchdog.daemon = True
+        watchdog.start()
+    try:
+        return render_one(data, settings)
+    except _RenderTimeout:
+        return _failed(sha, f"not rendered: the renderer did not finish in {settings.seconds:g} s")
+    except RecursionError:
+        return _failed(sha, "not rendered: the SVG is nested or refers to itself too deeply")
+    except Exception as exc:  # noqa: BLE001 - whatever a hostile file raises is its own note
+        return _failed(sha, f"not rendered: {type(exc).__name__}: {str(exc)[:200]}")
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
+
+
+HARD_FACTOR = 3  # a render still running at this many times its budget ends its worker
+_WORKER = {"in": False}  # set in the render workers only: the build itself is never ended
+
+
+def _end_worker() -> None:  # pragma: no cover - runs in a worker
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 class RenderPoolError(ReportgenError):
@@ -231,6 +312,10 @@ RENDER_NICENESS = 10  # renders take the cores the build's own thread leaves
 
 
 def _init_worker() -> None:
+    from reportgen.render.worker_guard import end_with_parent
+
+    end_with_parent()  # a worker ends with its server, which ends with the build
+    _WORKER["in"] = True
     try:  # the build's own thread reads, checks and analyses meanwhile, and decides when pages can start
         os.nice(RENDER_NICENESS)
     except (AttributeError, OSError):  # pragma: no cover - not on every platform
@@ -305,6 +390,8 @@ def render_one(data: bytes, settings: RenderSettings) -> Render:
     if prepared.root is None:
         return _failed(svg_sha, f"not rendered: {prepared.problem}", notes)
     data = prepared.data
+    if nesting_depth(prepared.root) > MAX_DEPTH:  # every step after this one recurses through the tree
+        return _failed(svg_sha, f"not rendered: elements nested more than {MAX_DEPTH} deep", notes)
     width, height, size_note = _intrinsic_size(prepared.root, settings.viewport)
     if size_note:
         notes.append(size_note)

@@ -3,15 +3,17 @@
 Raw artifacts, renders, request bodies, call sheets and packs are the bulk of a report,
 and most of them are the same from one version to the next. Each is written once, beside
 the versions, under the name ``<sha256>.<ext>``; a version lists the ones it uses, with
-their hashes, in its manifest. A store file is never changed or removed by a build: the
-name says what its content is, so an older version that uses it keeps working, and a
-reader can check any store file with ``sha256sum`` alone.
+their hashes, in its manifest. A store file is never changed or removed by a build but to
+repair it: the name says what its content is, so an older version that uses it keeps
+working, a reader can check any store file with ``sha256sum`` alone, and a build checks
+the content of each one it reuses (a file damaged on disk is written again, whole).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 from pathlib import Path
 
 from reportgen.atomic import write_atomic
@@ -32,21 +34,29 @@ def store_folder(out: Path) -> Path:
 
 def put(folder: Path, name: str, data: bytes) -> None:
     """Make ``folder/name`` hold ``data`` (named by its hash), writing only when it is
-    missing or has the wrong size.
+    missing or its content is not that hash.
 
-    A file already there with the right size is left untouched: its name is its
-    content's hash, so rewriting it could only write the same bytes (a damaged one is
-    what ``verify`` reports). A missing one is written in place: no version links it
-    before the build that writes it is published, and one left short by a killed build
-    has the wrong size, so the next build writes it again. One of the wrong size is
-    replaced whole, never in place: a published version may link it."""
+    A file already there with the right content is left untouched. A missing one is
+    written in place: no version links it before the build that writes it is
+    published, and one left short by a killed build does not hash to its name, so the
+    next build writes it again. One with other content (damaged on disk) is replaced
+    whole, never in place: a published version may link it."""
     path = os.path.join(folder, name)
     try:
         st = os.stat(path)
     except FileNotFoundError:
         return _create(folder, path, data)
-    if st.st_size != len(data):
+    if st.st_size != len(data) or not _holds(path, data):
         _replace(folder, name, path, data)
+
+
+def _holds(path: str, data: bytes) -> bool:
+    """Whether the file at ``path`` holds ``data`` (compared, not trusted from its size)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(data) + 1) == data
+    except OSError:
+        return False
 
 
 def _create(folder: Path, path: str, data: bytes) -> None:
@@ -61,20 +71,61 @@ def _create(folder: Path, path: str, data: bytes) -> None:
         rest = memoryview(data)
         while rest:
             rest = rest[os.write(fd, rest):]
-    finally:
+    except OSError as exc:  # a full disk: no short file left behind, and the error names it
         os.close(fd)
+        Path(path).unlink(missing_ok=True)
+        raise named(exc, path) from None
+    os.close(fd)
 
 
 def _replace(folder: Path, name: str, path: str, data: bytes) -> None:
-    write_atomic(path, data)
+    replace_file(path, data)
 
 
-def present(folder: Path, name: str, size: int) -> bool:
-    """Whether the store holds ``name`` with the size a build recorded for it."""
+def replace_file(path: str | Path, data: bytes) -> None:
+    """Write ``path`` whole or not at all: a temporary file beside it, renamed over it.
+    Created as any file the build writes (0666 less the umask), not mkstemp's 0600: a
+    web server must be able to read it."""
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name[:16]}.{os.getpid()}.{secrets.token_hex(4)}")
     try:
-        return os.stat(os.path.join(folder, name)).st_size == size
-    except OSError:
-        return False
+        with open(os.open(tmp, _NEW, 0o666), "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise named(exc, path) from None
+        raise
+
+
+def named(exc: OSError, path: str | Path) -> OSError:
+    """``exc`` with the path it is about (os.write's errors name none)."""
+    if exc.filename is not None or exc.errno is None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, str(path))
 
 
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+
+
+def present(folder: Path, name: str, size: int) -> bool:
+    """Whether the store holds ``name`` with the size a build recorded for it, and its
+    content hashes to its name: a damaged file is never reused (see ``intact``)."""
+    path = os.path.join(folder, name)
+    try:
+        if os.stat(path).st_size != size:
+            return False
+    except OSError:
+        return False
+    return intact(path, name)
+
+
+def intact(path: str, name: str) -> bool:
+    """Whether the file at ``path`` hashes to ``name`` (``<sha256>.<ext>``)."""
+    try:
+        with open(path, "rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return False
+    return digest == name.split(".", 1)[0]

@@ -34,6 +34,10 @@ from reportgen.write import store
 
 MANIFEST_SCHEMA = "reportgen.manifest/2"
 
+# GitHub refuses a pushed file over 100 MB (and GitHub Pages sites over 1 GB): a larger
+# store file is published, with a warning that names the call it comes from.
+LARGE_FILE_BYTES = 100 * 1000 * 1000
+
 
 class PublishError(ReportgenError):
     pass
@@ -143,7 +147,14 @@ class VersionWriter:
         if name not in self.stored:
             store.put(self.store, name, data)
             self.stored[name] = name.split(".", 1)[0]
+            if len(data) > LARGE_FILE_BYTES:  # said by the build, naming the call (see ``large_files``)
+                self.note(f"large:{name}", len(data))
         return name
+
+    def large_files(self) -> dict[str, int]:
+        """Store files this version wrote over LARGE_FILE_BYTES, by name: their sizes."""
+        return {key[6:]: int(size) for key, size in self.notes.items()  # type: ignore[call-overload]
+                if key.startswith("large:")}
 
     def reuse(self, name: str, size: int) -> bool:
         """List a store file an earlier build wrote, when it is there with its size."""
@@ -281,6 +292,8 @@ def _write_file(root: Path, rel: str, data: bytes) -> tuple[int, int, int]:
         while rest:
             rest = rest[os.write(fd, rest):]
         st = os.fstat(fd)
+    except OSError as exc:
+        raise store.named(exc, path) from None
     finally:
         os.close(fd)
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns
@@ -290,16 +303,15 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
 
 
 def write_site_index(out: Path, entry: VersionEntry, env: jinja2.Environment, base_url: str,
-                     previous: str | None = None) -> None:
+                     previous: str | None = None, warn: Callable[[str], None] = lambda _: None) -> None:
     """versions.json (merged with earlier versions), index.html, 404.html, .nojekyll.
-    ``previous``: the version ``entry`` supersedes, whose page of changes is linked."""
+    ``previous``: the version ``entry`` supersedes, whose page of changes is linked.
+
+    versions.json is derived from the version folders: one that does not read as a list
+    of versions, or that misses a version folder, is rebuilt from their manifests, and
+    ``warn`` is told; never shortened because it was damaged."""
     versions_path = out / "versions.json"
-    entries: list[dict] = []
-    if versions_path.is_file():
-        try:
-            entries = [e for e in json.loads(versions_path.read_text("utf-8")) if isinstance(e, dict)]
-        except ValueError:
-            entries = []
+    entries = listed_versions(out, entry.title, warn, entry.version)
     entries = [e for e in entries if e.get("version") != entry.version and (out / str(e.get("version"))).is_dir()]
     entries.append(entry.to_json())
     entries.sort(key=_newest_first, reverse=True)
@@ -363,6 +375,55 @@ def diff_pages(out: Path, version: str, previous: str | None) -> dict[str, list[
         if old and new and old not in pages.setdefault(new, []):
             pages[new].append(old)
     return pages
+
+
+def listed_versions(out: Path, title: str, warn: Callable[[str], None], adding: str) -> list[dict]:
+    """The entries of versions.json, with every version folder it does not list but
+    ``adding`` (read from the folder's own files: ``title`` stands for a title that is
+    not recorded there)."""
+    path = out / "versions.json"
+    entries: list[dict] = []
+    problem = None
+    try:
+        body = json.loads(path.read_text("utf-8"))
+        if not isinstance(body, list):
+            problem = f"it holds a JSON {type(body).__name__}, not a list of versions"
+        else:
+            entries = [e for e in body if isinstance(e, dict) and isinstance(e.get("version"), str)]
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError) as exc:
+        problem = f"it does not read as JSON ({exc})"
+    listed = {e["version"] for e in entries}
+    found = [e for e in (_folder_entry(out / name, title) for name in _version_folders(out)
+                                                     if name not in listed and name != adding)
+             if e is not None]
+    if problem or found:
+        names = ", ".join(str(e["version"]) for e in found) or "none"
+        warn(f"warning: {path}: {problem or 'it missed versions whose folders are here'}; rebuilt from the "
+             f"version folders' manifests (added: {names})")
+    return entries + found
+
+
+def _version_folders(out: Path) -> list[str]:
+    try:
+        return sorted(p.name for p in out.iterdir()
+                      if not p.name.startswith(".") and p.name != store.STORE and (p / "manifest.json").is_file())
+    except OSError:
+        return []
+
+
+def _folder_entry(folder: Path, title: str) -> dict | None:
+    """A version's entry as its own files say it, when it is a version reportgen wrote."""
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text("utf-8"))
+        results = json.loads((folder / "data" / "results.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict) or manifest.get("version") != folder.name or not isinstance(results, dict):
+        return None
+    return VersionEntry(folder.name, title, str(results.get("built_at", "")),
+                        str(results.get("source_digest", ""))).to_json()
 
 
 def _css_escape(label: str) -> str:
