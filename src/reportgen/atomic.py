@@ -20,6 +20,15 @@ def write_atomic(path: str | Path, data: bytes) -> None:
         with open(os.open(tmp, _NEW, 0o666), "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):  # a full disk says which file it could not write
+            raise named(exc, path) from None
         raise
+
+
+def named(exc: OSError, path: str | Path) -> OSError:
+    """``exc`` with the path it is about (os.write's errors name none)."""
+    if exc.filename is not None or exc.errno is None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, str(path))

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import secrets
 from pathlib import Path
 
-from reportgen.atomic import write_atomic
+from reportgen.atomic import named, write_atomic
 
 STORE = "store"  # the folder's name, beside the versions
 
@@ -79,31 +78,7 @@ def _create(folder: Path, path: str, data: bytes) -> None:
 
 
 def _replace(folder: Path, name: str, path: str, data: bytes) -> None:
-    replace_file(path, data)
-
-
-def replace_file(path: str | Path, data: bytes) -> None:
-    """Write ``path`` whole or not at all: a temporary file beside it, renamed over it.
-    Created as any file the build writes (0666 less the umask), not mkstemp's 0600: a
-    web server must be able to read it."""
-    folder, name = os.path.split(path)
-    tmp = os.path.join(folder, f".{name[:16]}.{os.getpid()}.{secrets.token_hex(4)}")
-    try:
-        with open(os.open(tmp, _NEW, 0o666), "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise named(exc, path) from None
-        raise
-
-
-def named(exc: OSError, path: str | Path) -> OSError:
-    """``exc`` with the path it is about (os.write's errors name none)."""
-    if exc.filename is not None or exc.errno is None:
-        return exc
-    return type(exc)(exc.errno, exc.strerror, str(path))
+    write_atomic(path, data)
 
 
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
