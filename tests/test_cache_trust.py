@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.build import incremental
+from reportgen.pipeline import incremental
 from reportgen.published.verify import verify_version
 
 KINDS = {  # each kind of file the cache holds, by where it is

@@ -8,7 +8,7 @@ import html
 
 from conftest import CONTRACT, default_rows
 from reportgen.analysis.run import analyze_run
-from reportgen.claims.build import build_claims
+from reportgen.claims.make import build_claims
 from reportgen.load.source import load_source
 from sitecheck import text
 

@@ -9,7 +9,7 @@ from html import unescape
 
 from conftest import CONTRACT, default_rows
 from reportgen.analysis.run import analyze_run
-from reportgen.claims.build import build_claims
+from reportgen.claims.make import build_claims
 from reportgen.load.source import load_source
 from reportgen.render import present
 from reportgen.render.charts import build_charts, wrap_label

@@ -42,7 +42,7 @@ def test_a_significance_word_beside_a_no_difference_citation_is_a_build_warning(
 
 def test_a_word_the_decision_supports_is_not_flagged(make_source, run_cli, tmp_path):
     from reportgen.analysis.run import analyze_run
-    from reportgen.claims.build import build_claims
+    from reportgen.claims.make import build_claims
     from reportgen.load.source import load_source
     from reportgen.render.narrative import Page, wording_cautions
 

@@ -25,7 +25,7 @@ import source_strategies as gen
 from conftest import SourceFactory
 from reportgen import stats
 from reportgen.analysis.run import analyze_run
-from reportgen.claims.build import build_claims
+from reportgen.claims.make import build_claims
 from reportgen.load.source import load_source
 from source_strategies import Spec
 from test_designs import SCORE, paired_rows
