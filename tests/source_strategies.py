@@ -699,7 +699,7 @@ def rate_id(scope: str, service: str) -> str:
 def expected_rates(contract: dict, services: list[str], log: list[dict[str, str]]) -> tuple[Rates, list[str]]:
     """(passes, denominator) of every first_pass_rate claim, by the counting rules:
     formal first submissions not excluded; overall denominator max(planned - excluded,
-    logged); a block's max(planned / blocks, logged) when the plan divides evenly over
+    logged); a block's max(planned / blocks - its excluded, logged) when the plan divides evenly over
     the registered blocks, else logged; a slice's the logged count. Also the blocks
     (windows) in order."""
     planned = _planned(contract, services)
@@ -716,7 +716,10 @@ def expected_rates(contract: dict, services: list[str], log: list[dict[str, str]
         for s in services:
             mine = [r for r in counted if r["service"] == s and r["block_id"] == block]
             if registered and planned[s] % len(registered) == 0:
-                den = max(planned[s] // len(registered), len(mine))
+                # An excluded call leaves its block's share of the plan as it leaves the total.
+                out = sum(1 for r in log if r["service"] == s and r["block_id"] == block
+                          and _first_formal(r) and _excluded(r))
+                den = max(planned[s] // len(registered) - out, len(mine))
             else:
                 den = len(mine)
             scope[s] = (sum(map(_passed, mine)), den)

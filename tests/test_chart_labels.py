@@ -12,7 +12,11 @@ from reportgen.analysis.run import analyze_run
 from reportgen.claims.make import build_claims
 from reportgen.load.source import load_source
 from reportgen.render import present
-from reportgen.render.charts import build_charts, wrap_label
+from reportgen.render.charts import ChartDrawer, start_charts, wrap_label
+
+
+def build_charts(analysis):
+    return start_charts(analysis, ChartDrawer())()
 
 LONG_X = "generate-chat_anthropic-claude-3-7-sonnet-latest-gpt-4o-2593de"
 LONG_Y = "openai-gpt-4o-mini-2024-07-18-served-through-relay-b-94d9f0"
