@@ -193,3 +193,56 @@ def run_cli():
     def run(*args: str):
         return CliRunner().invoke(main, [str(a) for a in args])
     return run
+
+
+# Tests that take over about 3 s each on two cores (whole builds, races, streaming imports,
+# long property runs): marked slow, so the README's test command stays a maintainer's loop
+# of about three minutes; .ci/run runs them with `-m slow`. A test file may also mark its
+# own tests with @pytest.mark.slow.
+SLOW_TESTS = frozenset({
+    "test_build_failures.py::test_a_render_pool_that_cannot_start_fails_the_build",
+    "test_cache_trust.py::test_an_edited_render_note_is_not_published",
+    "test_cache_trust.py::test_each_damaged_cache_file_kind_gives_the_clean_build",
+    "test_cli.py::test_published_version_is_immutable_unless_forced",
+    "test_cli.py::test_render_cache_is_used_and_invalidated",
+    "test_content.py::test_charts_drawn_in_a_worker_are_the_charts_drawn_here",
+    "test_designs.py::test_new_design_pages_have_no_broken_links_or_nan",
+    "test_diff_review.py::test_block_ids_with_a_slash_link_to_their_claims",
+    "test_diff_review.py::test_diff_html_written_elsewhere_has_live_links",
+    "test_forked_steps.py::test_a_run_audited_apart_gives_the_site_the_build_gives",
+    "test_forked_steps.py::test_the_changes_page_and_the_source_record_made_apart_are_those_the_build_makes",
+    "test_import_streaming.py::test_a_large_helm_run_imports_in_bounded_memory",
+    "test_import_streaming.py::test_a_large_inspect_log_imports_in_bounded_memory",
+    "test_import_streaming.py::test_a_large_lm_eval_samples_file_imports_in_bounded_memory",
+    "test_leaderboard.py::test_leaderboard_site",
+    "test_navigation.py::test_the_site_index_links_every_page_of_changes",
+    "test_property_builds.py::test_generated_sources_build_to_sites_that_keep_their_invariants",
+    "test_rebuild.py::test_a_changed_source_is_built_again_and_equals_a_cold_build",
+    "test_rebuild.py::test_a_file_of_the_version_touched_since_makes_a_full_build",
+    "test_rebuild.py::test_a_rebuild_of_the_same_inputs_writes_nothing",
+    "test_rebuild.py::test_another_theme_is_built_again",
+    "test_rebuild.py::test_label_redact_and_renders_are_inputs",
+    "test_rebuild.py::test_without_a_cache_nothing_is_remembered",
+    "test_site.py::test_build_is_deterministic",
+    "test_site.py::test_every_claim_has_an_anchor_and_every_evidence_call_a_page",
+    "test_site_index.py::test_a_version_missing_from_versions_json_is_added_back",
+    "test_site_lock.py::test_a_build_never_removes_the_folder_another_build_is_writing",
+    "test_site_lock.py::test_a_build_waits_for_the_one_that_holds_the_site_and_says_for_whom",
+    "test_site_lock.py::test_the_same_label_from_two_sources_at_once_refuses_the_second",
+    "test_site_lock.py::test_two_builds_of_one_label_at_once_leave_a_whole_version",
+    "test_store.py::test_a_second_build_writes_no_sheet_and_mends_a_missing_one",
+    "test_store.py::test_the_page_of_changes_is_what_diff_prints",
+    "test_store_damage.py::test_a_damaged_store_file_is_replaced_by_the_next_build",
+    "test_version_labels.py::test_a_version_with_an_unreadable_time_is_never_the_latest",
+    "test_versions.py::test_a_killed_build_leaves_no_half_written_version",
+    "test_versions.py::test_diff_golden",
+    "test_versions.py::test_newer_version_banner_and_versions_json",
+})
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m reads the markers
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        name = item.nodeid.split("[")[0]
+        if name.removeprefix("tests/") in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)

@@ -157,7 +157,9 @@ def _with_adjusted_p(reason: str, test: Test | None) -> str:
     if test is None or test.p_label is None or f"p = {_p(test.pvalue)}" in reason or math.isnan(test.pvalue):
         return reason
     first, dot, rest = reason.partition(". ")
-    return f"{first.rstrip('.')}; {test.p_label} = {_p(test.pvalue)}{dot or '.'}{rest}"
+    shown = _p(test.pvalue)
+    phrase = f"{test.p_label} {shown}" if shown.startswith("<") else f"{test.p_label} = {shown}"
+    return f"{first.rstrip('.')}; {phrase}{dot or '.'}{rest}"
 
 
 def _p(value: float) -> str:
