@@ -55,3 +55,10 @@ def test_a_word_the_decision_supports_is_not_flagged(make_source, run_cli, tmp_p
         'difference shown": the data do not show that; say what the interval shows',)
     plain = Page("p", "pages/p.md", "The decision: {claim}`mini.Y_vs_X.verdict`.\n", "p")
     assert wording_cautions(plain, claims) == ()
+
+
+def test_the_build_prints_each_wording_warning_with_its_file_and_line(make_source, run_cli, tmp_path):
+    result = run_cli("build", with_page(make_source(), PAGE), "--out", tmp_path / "site")
+    assert result.exit_code == 0, result.output
+    assert 'warning: pages/notes.md:5: wording: "significantly" beside the citation of mini.Y_vs_X.verdict' \
+        in result.output

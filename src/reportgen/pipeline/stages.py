@@ -71,6 +71,8 @@ def publish(report: Report, out: Path, check: IncrementalCheck, render_cache: Re
     if render_cache.unwritable:
         progress.stage(f"warning: renders were not kept for the next build ({render_cache.unwritable})")
     report = _with_narrative(report, load_pages(validated.root))
+    for caution in (c for page in report.pages for c in page.cautions):  # also on the pages and the audit
+        progress.stage(f"warning: {caution}")
     sheets = SheetsMade(check.sheets())
     folder, written = _write_version(report, out, progress, check.code, sheets, runner.processes)
     _warn_large(report, out, written.large_files(), progress)
