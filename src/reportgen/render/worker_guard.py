@@ -1,10 +1,13 @@
 """Render processes that end with the build: imported first by the render workers' server
 process (forkserver), and called by each worker as it starts.
 
-On Linux the kernel kills a process whose parent ends if it asked to (PR_SET_PDEATHSIG):
-the server asks it of the build's thread that started it, each worker of the server, so
-a build that is killed (SIGKILL, out of memory) leaves neither behind. Elsewhere this
-does nothing, and the workers end when they next find their queue closed.
+The server watches its parent process and ends when it is gone: a build that is killed
+(SIGKILL, out of memory) leaves no server behind. It does not ask the kernel for
+PR_SET_PDEATHSIG, because that signal follows the *thread* that started the server: the
+server would die with the build's render thread, and the next pool of a process that
+builds twice (the API, the tests) would find it gone. Each worker, forked by the server's
+own main thread, asks for PR_SET_PDEATHSIG on Linux and so ends with the server.
+Elsewhere the workers end when they next find their queue closed.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import ctypes.util
 import os
 import signal
 import sys
+import threading
+import time
 
 _PR_SET_PDEATHSIG = 1
 
@@ -32,4 +37,17 @@ def end_with_parent() -> None:
         os._exit(1)
 
 
-end_with_parent()  # the server process imports this module first (see svg.worker_context)
+def watch_parent(every: float = 0.5) -> None:
+    """End this process when its parent has ended (checked every ``every`` seconds)."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(every)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="reportgen-parent-watch", daemon=True).start()
+
+
+watch_parent()  # the server process imports this module first (see svg.worker_context)
