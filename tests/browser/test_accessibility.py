@@ -106,10 +106,11 @@ def test_enter_on_a_claim_link_opens_its_claim(keyboard_page):
     else:
         pytest.fail("80 presses of Tab never reached a claim link")
     claim_id = focused["href"].split("#", 1)[1]
-    assert focused["href"] == f"claims.html#{claim_id}"
+    run_id = claim_id.split(".", 1)[0]
+    assert focused["href"] == f"claims/{run_id}.html#{claim_id}"  # each experiment's claims page
     assert focused["outline"] != "none", "a focused claim link shows no focus outline"
     page.keyboard.press("Enter")
-    page.wait_for_url(re.compile(re.escape(f"v1/claims.html#{claim_id}") + "$"))
+    page.wait_for_url(re.compile(re.escape(f"v1/claims/{run_id}.html#{claim_id}") + "$"))
     assert page.evaluate("() => document.querySelector(':target').id") == claim_id
     assert page.locator(f'section.claim-entry[id="{claim_id}"]').is_visible()
 

@@ -47,14 +47,14 @@ def test_a_reader_follows_a_claim_to_its_call_png_and_request(context, base_url)
     try:
         page.goto(base_url + "v1/index.html")
         claim_id = "pelican-ab.B_vs_A.difference"
-        page.locator(f'a.claim[href="claims.html#{claim_id}"]').click()
-        page.wait_for_url(re.compile(re.escape(f"v1/claims.html#{claim_id}") + "$"))
+        page.locator(f'a.claim[href="claims/pelican-ab.html#{claim_id}"]').click()
+        page.wait_for_url(re.compile(re.escape(f"v1/claims/pelican-ab.html#{claim_id}") + "$"))
         entry = page.locator(f'section.claim-entry[id="{claim_id}"]')
         assert entry.is_visible()
         assert page.evaluate("() => document.querySelector(':target').id") == claim_id
 
         # Its evidence: the page listing the calls, where there is one, else the claim's list.
-        evidence_pages = entry.locator('a[href^="evidence/"]')
+        evidence_pages = entry.locator('a[href^="../evidence/"]')
         if evidence_pages.count():
             evidence_pages.first.click()
             page.wait_for_url(re.compile(r"/v1/evidence/pelican-ab/[^/]+\.html$"))
