@@ -50,4 +50,17 @@ def watch_parent(every: float = 0.5) -> None:
     threading.Thread(target=watch, name="reportgen-parent-watch", daemon=True).start()
 
 
-watch_parent()  # the server process imports this module first (see svg.worker_context)
+def _in_forkserver() -> bool:
+    """Whether this module is being preloaded by multiprocessing's fork server (and not
+    imported by a build, whose process must keep a single thread to fork safely)."""
+    frame = sys._getframe()
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "main" and code.co_filename.endswith(os.path.join("multiprocessing", "forkserver.py")):
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
+if _in_forkserver():  # the server preloads this module first (see svg.worker_context)
+    watch_parent()
