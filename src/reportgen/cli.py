@@ -1,4 +1,4 @@
-"""Command line: build, verify, diff, serve. Errors are one line each, exit codes fixed:
+"""Command line: build, verify, diff, serve, grade. Errors are one line each, exit codes fixed:
 0 ok, 1 input or verification failure, 2 usage."""
 
 from __future__ import annotations
@@ -378,6 +378,52 @@ def serve(site: Path, port: int) -> None:
         sys.exit(1)
     with server:
         click.echo(f"serving {site} on http://127.0.0.1:{server.server_address[1]}/ (Ctrl+C to stop)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
+
+@main.command()
+@debug_option
+@click.argument("source", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("experiment")
+@click.option("--grader", required=True, help="Your name as a grader ([A-Za-z0-9_-], at most 40): grades/<grader>.csv.")
+@click.option("--sample", type=int, default=None, help="Grade a seeded sample of N calls, stratified by service "
+              "(first grader only; later graders grade the same items).")
+@click.option("--seed", type=int, default=None, help="Seed of the items drawn (default: a random one, recorded).")
+@click.option("--port", default=8001, show_default=True, help="Port on 127.0.0.1 (0: any free port).")
+@click.option("--no-browser", is_flag=True, help="Print the page's address without opening a browser.")
+@click.pass_context
+def grade(ctx: click.Context, source: Path, experiment: str, grader: str, sample: int | None, seed: int | None,
+          port: int, no_browser: bool) -> None:
+    """Grade EXPERIMENT of SOURCE blind, on a local page (127.0.0.1 only): one output at a
+    time with the task prompt and the registered grading rule, nothing that names the
+    service, in an order of your own. Each grade is written at once to
+    experiments/EXPERIMENT/grades/GRADER.csv; stop any time, run again to continue."""
+    import webbrowser
+    from reportgen.grading import prepare
+    from reportgen.grading.server import make_grading_server
+
+    try:
+        session = prepare(source, experiment, grader, sample, seed)
+    except Exception as exc:
+        _fail(exc, ctx.obj["debug"])
+        return
+    try:
+        server = make_grading_server(session, port)
+    except OSError as exc:
+        click.echo(f"error: cannot listen on 127.0.0.1:{port}: {exc.strerror}; choose another --port", err=True)
+        sys.exit(1)
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    made = "drew" if session.items.created else "reusing"
+    click.echo(f"{made} {session.total} items (seed {session.items.seed}); {session.n_graded} graded by {grader}; "
+               f"grading page on {url} (Ctrl+C to stop)", err=True)
+    click.echo(url)
+    sys.stdout.flush()
+    with server:
+        if not no_browser:
+            webbrowser.open(url)
         try:
             server.serve_forever()
         except KeyboardInterrupt:
