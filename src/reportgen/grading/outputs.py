@@ -6,6 +6,9 @@ artifact's file, the call or the service."""
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from reportgen.grading.experiment import Experiment
@@ -34,6 +37,7 @@ class Outputs:
         self._bundles: dict[str, CallArtifacts] = {}
         self._renders: dict[str, Render] = {}
         self._lock = threading.Lock()
+        self._renderer = Renderer(experiment)
 
     def _bundle(self, item: str) -> CallArtifacts:
         call_id = self.key[item]
@@ -56,14 +60,46 @@ class Outputs:
         return OutputView("text", text[:MAX_TEXT_CHARS], len(text) > MAX_TEXT_CHARS)
 
     def render(self, item: str) -> Render | None:
-        """The item's drawing rendered (None when it has no drawing)."""
-        from reportgen.render.svg import contract_render_settings, render_all
-
+        """The item's drawing rendered (None when it has no drawing), once."""
         with self._lock:
             svg = self._bundle(item).first("svg")
             if svg is None:
                 return None
             if svg.sha256 not in self._renders:
-                settings = contract_render_settings(self.experiment.contract)
-                self._renders.update(render_all({svg.sha256: svg.data}, settings, processes=1))
+                self._renders[svg.sha256] = self._renderer.render(svg.sha256, svg.data)
             return self._renders[svg.sha256]
+
+    def close(self) -> None:
+        self._renderer.close()
+
+
+class Renderer:
+    """One render worker kept for the whole session (a page should not wait for a pool
+    to start), with the build's limits: a time budget per drawing, a capped address
+    space; a worker that dies or overruns is ended and the next drawing gets a new one."""
+
+    def __init__(self, experiment: Experiment) -> None:
+        self.experiment = experiment
+        self.pool: ProcessPoolExecutor | None = None
+
+    def render(self, sha: str, data: bytes) -> Render:
+        from reportgen.render.svg import HARD_FACTOR, _init_worker, contract_render_settings, render_batch, \
+            worker_context
+
+        settings = contract_render_settings(self.experiment.contract)
+        if self.pool is None:
+            self.pool = ProcessPoolExecutor(1, mp_context=worker_context(), initializer=_init_worker)
+        try:
+            return self.pool.submit(render_batch, [(sha, data)], settings).result(
+                timeout=settings.seconds * HARD_FACTOR + 30)[0]
+        except (BrokenProcessPool, FuturesTimeout, OSError) as exc:
+            self.close()
+            return Render(sha, None, None, None, None,
+                          (f"not rendered: the renderer crashed or ran out of time ({type(exc).__name__})",))
+
+    def close(self) -> None:
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.kill()
+            pool.shutdown(wait=False, cancel_futures=True)

@@ -141,6 +141,16 @@ class GradingHandler(http.server.BaseHTTPRequestHandler):
 def make_grading_server(session: GradingSession, port: int = 8001) -> http.server.ThreadingHTTPServer:
     """A server for ``session`` on 127.0.0.1:``port`` (0: any free port)."""
     handler = type("BoundGradingHandler", (GradingHandler,), {"session": session})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    server.daemon_threads = True
-    return server
+    return GradingServer(("127.0.0.1", port), handler, session)
+
+
+class GradingServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[GradingHandler], session: GradingSession) -> None:
+        self.session = session
+        super().__init__(address, handler)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.session.outputs.close()  # the render worker ends with the server
