@@ -143,7 +143,7 @@ def test_every_answer_carries_a_strict_csp_and_no_inline_code(tmp_path):
                           "frame-ancestors 'none'"):
             assert directive in csp, (what, directive)
         assert headers["X-Content-Type-Options"] == "nosniff"
-        assert headers["Referrer-Policy"] == "no-referrer"
+        assert headers["Referrer-Policy"] == "same-origin"
         if headers["Content-Type"].startswith("text/html"):
             assert not re.search(rb"<script>|<style|\son\w+=|style=|javascript:", body), what
             assert re.search(rb"<script src=\"/grade.js\"", body), what

@@ -21,7 +21,9 @@ CSP = ("default-src 'none'; img-src 'self'; style-src 'self'; script-src 'self';
 HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on the
+    # page's own form posts, and the origin check could not tell them from another site's.
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
     "X-Frame-Options": "DENY",
     "Cross-Origin-Opener-Policy": "same-origin",
@@ -94,6 +96,8 @@ class GradingHandler(http.server.BaseHTTPRequestHandler):
             self._send(200, STYLE.encode("utf-8"), "text/css; charset=utf-8")
         elif path == "/grade.js":
             self._send(200, SCRIPT.encode("utf-8"), "text/javascript; charset=utf-8")
+        elif path == "/favicon.ico":  # asked for by every browser: none, and no error either
+            self._send(204, b"", "image/x-icon")
         elif (match := _ITEM_PNG.fullmatch(path)) and match.group(1) in self.session.items.key:
             render = self.session.outputs.render(match.group(1))
             if render is None or not render.png:
