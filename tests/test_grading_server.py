@@ -238,3 +238,29 @@ def test_a_drawing_that_addresses_the_judge_is_only_shown(tmp_path):
         server.shutdown()
         server.server_close()
     assert [g.grade for g in session.grades.grades if g.item == item] == ["fail"]
+
+
+def test_a_text_output_is_shown_escaped(tmp_path):
+    source = pelican_source(tmp_path)
+    folder = source / "experiments" / EXP / "artifacts" / "A-02"
+    (folder / "image.svg").unlink()
+    (folder / "response.txt").write_text('<script>alert(1)</script> <img src=x onerror="alert(2)"> & done',
+                                         encoding="utf-8")
+    session = prepare(source, EXP, "ann")
+    item = next(i for i, call in session.items.key.items() if call == "A-02")
+    while session.next_item() != item:
+        session.record(session.next_item() or "", "pass", "")
+    server = make_grading_server(session, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    client = Client(server.server_address[1])
+    try:
+        status, _, page = client.request("GET", "/")
+        assert status == 200 and item_of(page) == item
+        assert (b'<pre class="response">&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=&quot;alert(2)'
+                b'&quot;&gt; &amp; done</pre>') in page
+        assert b"<script>alert" not in page and b"<img src=x" not in page and b'class="drawing"' not in page
+        assert client.request("GET", f"/item/{item}.png")[0] == 404
+    finally:
+        server.shutdown()
+        server.server_close()
