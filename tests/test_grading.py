@@ -299,3 +299,23 @@ def test_the_command_refuses_a_grades_file_that_does_not_parse(source):
 def test_loading_does_not_write_into_the_experiment_before_grading(source):
     load_experiment(source, EXP)
     assert not grades_dir(source).exists()
+
+
+def test_a_first_command_that_ended_between_key_and_sample_draws_again(source):
+    prepare(source, EXP, "ann", sample=6, seed=2)
+    (grades_dir(source) / "sample.json").unlink()
+    (grades_dir(source) / "ann.order.json").unlink()
+    again = prepare(source, EXP, "ann", sample=8, seed=3)
+    assert again.items.created and again.total == 8
+
+
+def test_two_commands_grading_as_one_grader_lose_no_grade(source):
+    """Two sessions of one grader at once (two terminals): each grade is written over
+    the grades on disk, under the grader's lock, never over a stale copy."""
+    one = prepare(source, EXP, "ann", sample=6, seed=2)
+    two = prepare(source, EXP, "ann")
+    assert one.record(one.order[0], "pass", "") is not None
+    assert two.record(two.order[0], "fail", "") is None  # graded by the other session already
+    assert two.record(two.order[1], "fail", "") is not None
+    assert one.record(one.order[2], "pass", "") is not None
+    assert [g.item for g in prepare(source, EXP, "ann").grades.grades] == one.order[:3]

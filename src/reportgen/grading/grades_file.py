@@ -7,8 +7,12 @@ leaves the file as it was before the grade or after it, and always a valid CSV.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import fcntl
 import io
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -105,6 +109,19 @@ class GradesFile:
     @property
     def graded(self) -> set[str]:
         return {g.item for g in self.grades}
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the grader's lock (``.<grader>.lock`` beside the file; the system drops
+        it when the process ends, however it ends) and read the grades again: another
+        command grading as the same grader at the same time cannot lose a grade."""
+        fd = os.open(self.path.with_name(f".{self.path.stem}.lock"), os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self.grades = read_grades(self.path, self.rel, self.versions)
+            yield
+        finally:
+            os.close(fd)  # closing the file releases the lock
 
     def add(self, item: str, grade: str, reason: str) -> Grade:
         """Record a grade: on disk (whole, synced) before it is kept in memory."""

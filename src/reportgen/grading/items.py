@@ -77,6 +77,8 @@ def item_set(experiment: Experiment, sample: int | None, seed: int | None, now: 
     """The experiment's items: read from grades/ when there (a conflicting ``sample`` or
     ``seed`` is refused), else drawn and written there."""
     folder = experiment.grades_folder
+    if (folder / "key.csv").exists() and not (folder / "sample.json").exists() and not _any_grades(folder):
+        (folder / "key.csv").unlink()  # the first grade command ended between the two files: draw again
     if (folder / "key.csv").exists() or (folder / "sample.json").exists():
         found = read_items(experiment)
         _check_same(experiment, found, sample, seed)
@@ -99,6 +101,10 @@ def item_set(experiment: Experiment, sample: int | None, seed: int | None, now: 
               "items": len(key), "created_at": created}
     write_durable(folder / "sample.json", (json.dumps(record, indent=2) + "\n").encode("utf-8"))
     return ItemSet(key, seed, sample, created, created=True)
+
+
+def _any_grades(folder: Path) -> bool:
+    return any(path.name != "key.csv" for path in folder.glob("*.csv"))
 
 
 def _check_same(experiment: Experiment, found: ItemSet, sample: int | None, seed: int | None) -> None:

@@ -45,7 +45,7 @@ class GradingSession:
     def record(self, item: str, grade: str, reason: str) -> Grade | None:
         """Record ``grade`` for ``item`` if it is the item waiting for a grade; None (and
         nothing written) when it is not (graded already, from another tab, say)."""
-        with self._lock:
+        with self._lock, self.grades.locked():
             if item != self.next_item():
                 return None
             return self.grades.add(item, grade, reason)
