@@ -155,6 +155,13 @@ def test_twenty_items_graded_by_keyboard_blind_resumable_and_in_an_order_per_gra
             check_blind(page, forbidden, set())
             ann_order.append(current_item(page))
             reason = f"reason number {number}, with a comma" if number % 4 == 0 else ""
+            if number == 4:  # a grade chosen and a reason being typed, as the grader sees it
+                page.keyboard.press(KEYS[number % 3])
+                page.keyboard.press("r")
+                page.keyboard.type("wheels float")
+                page.screenshot(path=str(screenshot_dir / "grading-chosen-1280.png"), full_page=True)
+                page.locator("#reason").fill("")
+                page.keyboard.press("Escape")
             grade_by_keyboard(page, number, 20, KEYS[number % 3], reason)
         assert page.locator("#progress").inner_text() == "All 20 items graded"
         page.screenshot(path=str(screenshot_dir / "grading-done-1280.png"), full_page=True)
@@ -242,6 +249,7 @@ def test_the_page_is_usable_at_390_px(chromium, tmp_path, screenshot_dir):
             assert box["x"] >= 0 and box["x"] + box["width"] <= 390 and box["height"] >= 40, (label, box)
         page.locator("label.choice.fail").tap()
         page.locator("#reason").fill("the wheels float")
+        page.screenshot(path=str(screenshot_dir / "grading-390-chosen.png"), full_page=True)
         with page.expect_navigation():
             page.locator("button[type=submit]").tap()
         assert page.locator("#progress").inner_text() == "Item 2 of 4"

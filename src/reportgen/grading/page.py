@@ -137,7 +137,8 @@ fieldset { border: 0; padding: 0; margin: 1rem 0 0.5rem; }
 legend { font-weight: 600; padding: 0; margin-bottom: 0.5rem; }
 .choices { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 0.5rem; }
 .choice { display: flex; align-items: center; justify-content: center; gap: 0.35rem; padding: 0.6rem 0.25rem;
-  border: 2px solid var(--line); border-radius: 6px; cursor: pointer; font-weight: 600; min-height: 2.75rem; }
+  border: 2px solid var(--line); border-radius: 6px; cursor: pointer; font-weight: 600; min-height: 2.75rem;
+  -webkit-tap-highlight-color: transparent; }
 .choice input { margin: 0; }
 .choice.pass:has(input:checked) { border-color: #1a7f37; background: #e6f4ea; }
 .choice.fail:has(input:checked) { border-color: #b3261e; background: #fbe9e7; }
@@ -159,7 +160,7 @@ button kbd { background: transparent; color: #fff; border-color: #fff; }
   header { padding: 0.5rem 0.75rem; }
   .output { min-height: 0; }
   .choices { gap: 0.35rem; }
-  .choice { padding: 0.6rem 0.1rem; }
+  .choice { padding: 0.6rem 0.1rem; gap: 0.25rem; font-size: 0.95rem; }
   .choice kbd { display: none; }
 }
 """
