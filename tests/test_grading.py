@@ -319,3 +319,38 @@ def test_two_commands_grading_as_one_grader_lose_no_grade(source):
     assert two.record(two.order[1], "fail", "") is not None
     assert one.record(one.order[2], "pass", "") is not None
     assert [g.item for g in prepare(source, EXP, "ann").grades.grades] == one.order[:3]
+
+
+@pytest.mark.parametrize("no_browser", [False, True])
+def test_the_command_opens_a_browser_unless_told_not_to(source, monkeypatch, no_browser):
+    import webbrowser
+
+    from reportgen.grading.server import GradingServer
+
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "open", lambda url, *a, **k: opened.append(url) or True)
+
+    def stop_at_once(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(GradingServer, "serve_forever", stop_at_once)
+    args = ["grade", str(source), EXP, "--grader", "ann", "--port", "0", "--sample", "5", "--seed", "1"]
+    result = CliRunner().invoke(main, args + (["--no-browser"] if no_browser else []))
+    assert result.exit_code == 0, result.output
+    url = result.stdout.splitlines()[0]
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/")
+    assert opened == ([] if no_browser else [url])
+    assert "drew 5 items (seed 1); 0 graded by ann" in result.output
+
+
+def test_a_port_in_use_is_one_line(source):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(main, ["grade", str(source), EXP, "--grader", "ann", "--port", str(port),
+                                           "--no-browser"])
+    assert result.exit_code == 1
+    assert result.output == f"error: cannot listen on 127.0.0.1:{port}: Address already in use; choose another --port\n"
