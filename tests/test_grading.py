@@ -195,12 +195,13 @@ def test_a_kill_in_the_middle_of_writing_leaves_the_grades_file_valid(source, mo
     assert resumed.record(session.order[1], "fail", "two") is not None
 
 
-def test_a_temporary_file_left_by_a_kill_is_never_read_as_grades(source):
+def test_a_temporary_file_left_by_a_kill_is_never_read_as_grades_and_is_removed(source):
     session = prepare(source, EXP, "ann", sample=6, seed=2)
     session.record(session.order[0], "pass", "")
     (grades_dir(source) / ".ann.csv.123.abcd.tmp").write_text("item,grade\nhalf", encoding="utf-8")
+    (grades_dir(source) / ".bob.csv.123.abcd.tmp").write_text("item,grade\nhalf", encoding="utf-8")
     assert prepare(source, EXP, "ann").n_graded == 1
-    assert grade_files.leftover_temporaries(grades_dir(source))
+    assert [p.name for p in grade_files.leftover_temporaries(grades_dir(source))] == [".bob.csv.123.abcd.tmp"]
 
 
 # ------------------------------------------------------------------ refusals

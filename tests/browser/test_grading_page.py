@@ -228,7 +228,7 @@ def test_the_grades_file_is_valid_after_each_sigkill_and_grading_resumes(chromiu
         context.close()
     finally:
         server.stop()
-    assert not list((source / "experiments" / EXP / "grades").glob("kim.csv.*"))
+    assert not list((source / "experiments" / EXP / "grades").glob(".kim.csv.*"))  # what a kill left: removed
 
 
 def test_the_page_is_usable_at_390_px(chromium, tmp_path, screenshot_dir):

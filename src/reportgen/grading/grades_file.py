@@ -104,7 +104,10 @@ class GradesFile:
     def __init__(self, path: Path, rel: str, versions: Mapping[str, str],
                  clock: Callable[[], datetime] = lambda: datetime.now().astimezone()) -> None:
         self.path, self.rel, self.versions, self.clock = path, rel, versions, clock
-        self.grades = read_grades(path, rel, versions)
+        self.grades: list[Grade] = []
+        if path.parent.is_dir():
+            with self.locked():  # reads the grades, and removes what a killed writer left
+                pass
 
     @property
     def graded(self) -> set[str]:
@@ -118,6 +121,8 @@ class GradesFile:
         fd = os.open(self.path.with_name(f".{self.path.stem}.lock"), os.O_RDWR | os.O_CREAT, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            for left in self.path.parent.glob(f".{self.path.name}.*.tmp"):  # no writer is running: ours
+                left.unlink(missing_ok=True)
             self.grades = read_grades(self.path, self.rel, self.versions)
             yield
         finally:
