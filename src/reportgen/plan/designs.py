@@ -215,10 +215,22 @@ def repeated_detectable(r: PlanRequest, tasks: int, baseline: float) -> float | 
     """Smallest improvement over ``baseline`` whose simulated power (the plan's seed, so
     the same random numbers at every effect) reaches the target with ``tasks`` tasks; to
     half a point, the simulation's resolution."""
-    return detectable_effect(
-        lambda e: repeated_power(tasks, r.repetitions, baseline, e, r.task_sd, r.alpha_per_comparison,
-                                 r.simulations, r.seed),
-        r.power, 1.0 - baseline, resolution=SIMULATED_STEP)
+    def power(e: float) -> float:
+        return repeated_power(tasks, r.repetitions, baseline, e, r.task_sd, r.alpha_per_comparison,
+                              r.simulations, r.seed)
+
+    most = 1.0 - baseline
+    found = detectable_effect(power, r.power, most, resolution=SIMULATED_STEP)
+    if found is None:
+        return None
+    # A simulated power rises with the effect only on average: settle on the grid so that
+    # the power reaches the target at the effect given and not half a point below it.
+    effect = found
+    while effect < most and power(effect) < r.power:
+        effect = min(most, effect + SIMULATED_STEP)
+    while effect - SIMULATED_STEP > 0 and power(effect - SIMULATED_STEP) >= r.power:
+        effect -= SIMULATED_STEP
+    return round(effect, 6)
 
 
 def _detectable(r: PlanRequest, size: int) -> tuple[tuple[Detectable, ...], str]:
