@@ -201,6 +201,12 @@ def superiority_power(r: PlanRequest, effect: float) -> Callable[[int], float]:
     return _power_function(r, replace(_PROBE, effect=effect))
 
 
+def approximate_size(r: PlanRequest) -> int:
+    """The normal approximation's size for ``r`` (the exact search's starting point)."""
+    check_request(r)
+    return max(_guess(r, o) for o in _objectives(r))
+
+
 def required_size(r: PlanRequest) -> int:
     """The size the plan's rule picks for ``r`` (before rounding for blocks), without the
     rest of a plan; PlanError when no size up to the maximum reaches the power."""

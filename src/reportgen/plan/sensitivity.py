@@ -20,6 +20,7 @@ from reportgen.model.config import RunContract
 from reportgen.model.plan import RegisteredPlan
 from reportgen.plan.designs import (
     MDE_STEP,
+    approximate_size,
     detectable_at_rate,
     detectable_effect,
     partial_t,
@@ -33,6 +34,7 @@ from reportgen.plan.inputs import PlanError, PlanRequest, check_request
 if TYPE_CHECKING:
     from reportgen.analysis.results import ExperimentAnalysis, ServiceResult
 
+EXACT_UP_TO = 2000  # sizes the page searches exactly for a smaller registered effect (per service, pair or task)
 WHY = ("This is a property of the design, fixed before any data: what the registered sample could detect. It is "
        "not “post-hoc power” computed from the observed difference, which is only a restatement of the p-value "
        "(a non-significant result always has low post-hoc power) and adds nothing to the interval.")
@@ -271,13 +273,18 @@ def _registered(contract: RunContract, plan: RegisteredPlan) -> str | None:
     shown = f"{mue:g} on the score's scale" if score else _points(mue)
     power: Callable[[int], float] = superiority_power(request, mue)
     now = power(plan.size)
-    try:
-        need = required_size(request)
-    except PlanError:
-        needed = "no size up to the planner's maximum would reach it"
+    unit = {"paired": "pairs", "repeated": "tasks"}.get(plan.design, "calls per service")
+    approximate = approximate_size(request)
+    # A simulated search costs more per size than an exact one.
+    if approximate > (EXACT_UP_TO // 5 if plan.design == "repeated" else EXACT_UP_TO):
+        # The exact search would hold up the page: the approximation, said so.
+        needed = (f"{_pct(plan.power)} power for it would take about {approximate:,} {unit} (normal approximation; "
+                  "reportgen plan gives the exact size)")
     else:
-        unit = {"paired": "pairs", "repeated": "tasks"}.get(plan.design, "calls per service")
-        needed = f"{_pct(plan.power)} power for it would take {need} {unit}"
+        try:
+            needed = f"{_pct(plan.power)} power for it would take {required_size(request)} {unit}"
+        except PlanError:
+            needed = "no size up to the planner's maximum would reach it"
     if score:
         assumed = f"with the plan's SD of {plan.sd:g}"
     elif plan.design == "paired":
