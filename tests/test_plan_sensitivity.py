@@ -126,7 +126,7 @@ def test_repeated_at_the_observed_baseline(contract: RunContract) -> None:
     plan = registered(request)
     said = sensitivity(with_plan(contract, plan), Observed(0.4))
     text = said.observed or ""
-    assert "simulated with the plan's spread between tasks, SD 0.1" in text
+    assert "simulated, 1,000 runs, with the plan's spread between tasks, SD 0.1" in text
     effect = number(r"an improvement of (\d+(?:\.\d)?) points", text) / 100
     tasks = plan.size
     assert repeated_power(tasks, 3, 0.4, effect, 0.1, 0.05, 1000, request.seed) >= 0.8

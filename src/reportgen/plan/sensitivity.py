@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from reportgen.model.config import RunContract
@@ -34,6 +34,8 @@ from reportgen.plan.inputs import PlanError, PlanRequest, check_request
 if TYPE_CHECKING:
     from reportgen.analysis.results import ExperimentAnalysis, ServiceResult
 
+PAGE_SIMULATIONS = 2000  # simulated runs of the repeated design's sentence, at most
+PAGE_SIMULATED_CALLS = 5000  # tasks × repetitions per service beyond which the page does not simulate
 EXACT_UP_TO = 2000  # sizes the page searches exactly for a smaller registered effect (per service, pair or task)
 WHY = ("This is a property of the design, fixed before any data: what the registered sample could detect. It is "
        "not “post-hoc power” computed from the observed difference, which is only a restatement of the p-value "
@@ -253,9 +255,14 @@ def _at_sd(plan: RegisteredPlan, sd: float | None) -> str | None:
 def _at_rate_repeated(request: PlanRequest, plan: RegisteredPlan, rate: float) -> str | None:
     if not 0.0 < rate < 1.0 or request.task_sd >= math.sqrt(rate * (1 - rate)):
         return None  # the spread between tasks the plan assumed is impossible at this rate
+    if plan.size * request.repetitions > PAGE_SIMULATED_CALLS:
+        return None  # too long a simulation for a page; `reportgen plan` at this baseline gives it
+    # At most the plan's default number of simulated runs: a page is built often.
+    request = replace(request, simulations=min(request.simulations, PAGE_SIMULATIONS))
     effect = repeated_detectable(request, plan.size, rate)
-    where = (f"At the observed baseline of {_pct(rate)} the same {plan.size} tasks detect (simulated with the "
-             f"plan's spread between tasks, SD {request.task_sd:g}, and its seed)")
+    where = (f"At the observed baseline of {_pct(rate)} the same {plan.size} tasks detect (simulated, "
+             f"{request.simulations:,} runs, with the plan's spread between tasks, SD {request.task_sd:g}, "
+             "and its seed)")
     if effect is None:
         return f"{where} no improvement with {_pct(plan.power)} power."
     return f"{where} an improvement of {_points(effect)} with {_pct(plan.power)} power."
