@@ -150,7 +150,7 @@ def test_the_repeated_plan_has_a_table_that_an_independent_simulation_confirms()
     assert f"What {plan.size} tasks × 4 repetitions detect with 80% power" in text
     assert f"+{100 * at_half.effect:.1f} points (to {100 * (0.5 + at_half.effect):.1f}%)" in text
     assert plan_json(plan)["detectable"][2] == {"at": 0.5, "effect": at_half.effect}
-    tasks, effect, runs = plan.size, at_half.effect, 2000
+    tasks, effect, runs = plan.size, at_half.effect, 1000
     rng = np.random.default_rng(5)
     k = 0.5 * 0.5 / 0.1 ** 2 - 1
     hits = 0
