@@ -147,9 +147,11 @@ def _order(run: ValidatedRun, schedule: Schedule, planned: dict[Key, Counter[str
             differ.append((block, at, got[at], expected[at], by_block[block][at]))
     if differ:
         block, at, ran_service, scheduled, call = differ[0]
-        blocks = ", ".join(d[0] for d in differ)
+        where = f"in block {block}" if len(differ) == 1 else \
+            f"in {len(differ)} blocks ({', '.join(d[0] for d in differ)})"
         yield Finding("schedule-order", "warning", run.log.file, call.line, "started_at",
-                      f"in {len(differ)} block(s) ({blocks}) the services ran in another order than scheduled "
-                      f"(block {block}, call {at + 1}: {ran_service} ran where the schedule has {scheduled}); "
+                      f"{where} the services ran in another order than scheduled "
+                      f"({'' if len(differ) == 1 else f'block {block}, '}call {at + 1}: {ran_service} ran where the "
+                      f"schedule has {scheduled}); "
                       "the order was "
                       "randomised to keep time effects out of the comparison", scope="comparison", block=None)

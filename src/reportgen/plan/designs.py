@@ -18,6 +18,7 @@ from reportgen.plan.simulate import repeated_power
 MDE_RATES = (0.1, 0.3, 0.5, 0.7, 0.9)
 MDE_DISCORDANT = (0.1, 0.2, 0.3, 0.4, 0.5)
 MDE_STEP = 0.001  # resolution of a minimum detectable difference (rates)
+SIMULATED_STEP = 0.005  # the same, from a simulated power (finer would be noise)
 
 
 @dataclass(frozen=True)
@@ -191,11 +192,63 @@ def _round_for_blocks(r: PlanRequest, size: int, objectives: list[Objective]) ->
     return rounded, rounded != size
 
 
+_PROBE = Objective("superiority", "", "", 0.0, SizeFound(0, 0.0, 0, 0, False, ""), 0.0)
+
+
+def superiority_power(r: PlanRequest, effect: float) -> Callable[[int], float]:
+    """Power of the test the report runs against a true improvement of ``effect``, as a
+    function of the size (per service, pair or task), under the assumptions of ``r``."""
+    return _power_function(r, replace(_PROBE, effect=effect))
+
+
+def approximate_size(r: PlanRequest) -> int:
+    """The normal approximation's size for ``r`` (the exact search's starting point)."""
+    check_request(r)
+    return max(_guess(r, o) for o in _objectives(r))
+
+
+def required_size(r: PlanRequest) -> int:
+    """The size the plan's rule picks for ``r`` (before rounding for blocks), without the
+    rest of a plan; PlanError when no size up to the maximum reaches the power."""
+    check_request(r)
+    try:
+        return max(_solve(r, o).n for o in _objectives(r))
+    except TooLarge:
+        raise PlanError(f"no size up to {MAX_CALLS:,} reaches {r.power:.0%} power") from None
+
+
+def repeated_detectable(r: PlanRequest, tasks: int, baseline: float) -> float | None:
+    """Smallest improvement over ``baseline`` whose simulated power (the plan's seed, so
+    the same random numbers at every effect) reaches the target with ``tasks`` tasks; to
+    half a point, the simulation's resolution."""
+    def power(e: float) -> float:
+        return repeated_power(tasks, r.repetitions, baseline, e, r.task_sd, r.alpha_per_comparison,
+                              r.simulations, r.seed)
+
+    most = 1.0 - baseline
+    found = detectable_effect(power, r.power, most, resolution=SIMULATED_STEP)
+    if found is None:
+        return None
+    # A simulated power rises with the effect only on average: settle on the grid so that
+    # the power reaches the target at the effect given and not half a point below it.
+    effect = found
+    while effect < most and power(effect) < r.power:
+        effect = min(most, effect + SIMULATED_STEP)
+    while effect - SIMULATED_STEP > 0 and power(effect - SIMULATED_STEP) >= r.power:
+        effect -= SIMULATED_STEP
+    return round(effect, 6)
+
+
 def _detectable(r: PlanRequest, size: int) -> tuple[tuple[Detectable, ...], str]:
     """What the planned size detects with the target power (superiority), for a few baselines."""
-    if r.min_useful_effect is None or r.design == "repeated":
+    if r.min_useful_effect is None:
         return (), ""
-    probe = Objective("superiority", "", "", 0.0, SizeFound(0, 0.0, 0, 0, False, ""), 0.0)
+    probe = _PROBE
+    if r.design == "repeated":
+        # Baselines where the assumed spread between tasks is possible (a beta distribution).
+        points = sorted(p for p in set(MDE_RATES) | {r.baseline_rate or 0.5}
+                        if r.task_sd < math.sqrt(p * (1 - p)))
+        return tuple(Detectable(p, repeated_detectable(r, size, p)) for p in points), "baseline rate"
     if r.metric == "score":
         sd = r.sd or 1.0
         rows = []

@@ -100,8 +100,11 @@ def _detectable_lines(plan: Plan) -> list[str]:
     r = plan.request
     head = {"baseline rate": "baseline pass rate", "discordant rate": "discordant pairs",
             "sd": "SD"}[plan.detectable_of]
-    lines = ["", f"What {plan.size} {plan.unit} detect with {_pct(r.power, 0)} power "
-                 f"(smallest true improvement, α = {r.alpha_per_comparison:g}):",
+    how = (f"; simulated power, seed {r.seed}, to half a point; other baselines where a task SD of "
+           f"{r.task_sd:g} is possible" if r.design == "repeated" else "")
+    what = f"{plan.size} tasks × {r.repetitions} repetitions" if r.design == "repeated" else f"{plan.size} {plan.unit}"
+    lines = ["", f"What {what} detect with {_pct(r.power, 0)} power "
+                 f"(smallest true improvement, α = {r.alpha_per_comparison:g}{how}):",
              f"  {head:>20}   smallest detectable improvement"]
     for d in plan.detectable:
         at = f"{d.at:g}" if plan.detectable_of == "sd" else _pct(d.at)

@@ -72,7 +72,8 @@ def plan_table(plan: Plan, seed: int, digest: str) -> dict[str, Any]:
         table[f"{o.kind}_test"], table[f"{o.kind}_method"], table[f"{o.kind}_power"] = o.test, o.method, o.power
     table["assumptions"] = list(plan.assumptions)
     if plan.detectable:
-        table["detectable"] = [{"at": d.at, "effect": d.effect if d.effect is not None else "none"}
+        # Rounded to the resolution's digits: 0.286, not 0.28600000000000003.
+        table["detectable"] = [{"at": round(d.at, 6), "effect": round(d.effect, 6) if d.effect is not None else "none"}
                                for d in plan.detectable]
         table["detectable_of"] = plan.detectable_of
     table.update(blocks=r.blocks, schedule="schedule.csv", schedule_seed=seed, schedule_sha256=digest)

@@ -20,15 +20,19 @@ from reportgen.model.outcomes import OUTCOME_LABELS, STATUS_LABELS
 from reportgen.render import escaping, present
 
 if TYPE_CHECKING:
+    from reportgen.analysis.results import ExperimentAnalysis
     from reportgen.model.config import RunContract
     from reportgen.plan.sensitivity import Sensitivity
 
 
-def _plan_sensitivity(contract: RunContract, observed: float | None) -> Sensitivity:
-    """The experiment page's sensitivity block (imported when a page asks: it needs scipy)."""
-    from reportgen.plan.sensitivity import sensitivity
+def _plan_sensitivity(contract: RunContract, observed: ExperimentAnalysis | float | None) -> Sensitivity:
+    """The experiment page's sensitivity block (imported when a page asks: it needs scipy).
+    ``observed``: the run's analysis (or, from older templates, the baseline's pass rate)."""
+    from reportgen.plan.sensitivity import observed_of, sensitivity
 
-    return sensitivity(contract, observed)
+    if observed is None or isinstance(observed, (int, float)):
+        return sensitivity(contract, observed)
+    return sensitivity(contract, observed_of(observed))
 
 
 # No script at all. (frame-ancestors cannot be set from a <meta> tag; browsers ignore it there.)
