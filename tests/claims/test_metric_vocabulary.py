@@ -22,7 +22,7 @@ from test_designs import analysed
 from test_score_independent import contract as score_contract
 from test_score_independent import score_rows
 
-TEMPLATES = Path(__file__).resolve().parents[1] / "themes" / "default" / "templates"
+TEMPLATES = Path(__file__).resolve().parents[2] / "themes" / "default" / "templates"
 
 
 def test_one_object_names_the_interval_and_the_test_of_each_metric():
