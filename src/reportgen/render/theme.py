@@ -96,8 +96,8 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
         magnitude_points=present.magnitude_points, score=present.score,
         p_reading=present.p_value_reading, status_labels=STATUS_LABELS, plan_sensitivity=_plan_sensitivity,
         outcome_labels=OUTCOME_LABELS, csp=CSP, reportgen_version=__version__,
-        Measure=Measure,  # claims are looked up by measure: run.claim(s.id, Measure.FIRST_PASS_RATE)
     )
+    env.globals["Measure"] = Measure  # claims are looked up by measure: run.claim(s.id, Measure.FIRST_PASS_RATE)
     return env
 
 
