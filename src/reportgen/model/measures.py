@@ -43,6 +43,13 @@ class Measure(StrEnum):
     # later attempts (detail: the attempt budget)
     PASS_WITHIN_ATTEMPTS = "pass_within_attempts"
     WITHIN_ATTEMPTS_DIFFERENCE = "within_attempts_difference"
+    # grading: agreement between graders, and a judge checked against human grades
+    GRADER_AGREEMENT = "grader_agreement"
+    JUDGE_AGREEMENT = "judge_agreement"
+    JUDGE_PASS_RATE = "judge_pass_rate"
+    JUDGE_CORRECTED_PASS_RATE = "judge_corrected_pass_rate"
+    JUDGE_SENSITIVITY = "judge_sensitivity"
+    JUDGE_SPECIFICITY = "judge_specificity"
 
 
 class Unit(StrEnum):
@@ -52,3 +59,4 @@ class Unit(StrEnum):
     CALLS = "calls"
     PAIRS = "pairs"
     RANK = "rank"
+    KAPPA = "kappa"  # an agreement coefficient
