@@ -1,7 +1,7 @@
 """Build many generated report sources and check every built site's invariants.
 
 The generator and the checks are tests/source_strategies.py, the same ones
-tests/test_property_builds.py runs on a few examples in CI. Run from the project root:
+tests/pipeline/test_property_builds.py runs on a few examples in CI. Run from the project root:
 
     .venv/bin/python scripts/property_builds.py --examples 500
     .venv/bin/python scripts/property_builds.py --time-limit 900 --save /tmp/repros

@@ -6,6 +6,7 @@ import csv
 import hashlib
 import json
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,16 @@ from click.testing import CliRunner
 
 from reportgen.cli import main
 from sitecheck import manifest_problems
+
+# Test files are grouped by the stage they test (tests/load/, tests/analysis/, ...); the
+# shared helpers stay here, and some test files import helpers from one another by module
+# name, so this folder and every group folder are importable whatever is collected first.
+TESTS = Path(__file__).resolve().parent
+GROUPS = ("load", "audit", "analysis", "stats", "claims", "render", "write", "pipeline", "published",
+          "importers", "plan")
+for _folder in (TESTS, *(TESTS / g for g in GROUPS)):
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "content"
@@ -198,7 +209,7 @@ def run_cli():
 # Tests that take over about 3 s each on two cores (whole builds, races, streaming imports,
 # long property runs): marked slow, so the README's test command stays a maintainer's loop
 # of about three minutes; .ci/run runs them with `-m slow`. A test file may also mark its
-# own tests with @pytest.mark.slow.
+# own tests with @pytest.mark.slow. Named by file and test, whichever group folder the file is in.
 SLOW_TESTS = frozenset({
     "test_build_failures.py::test_a_render_pool_that_cannot_start_fails_the_build",
     "test_cache_trust.py::test_an_edited_render_note_is_not_published",
@@ -271,6 +282,6 @@ SLOW_TESTS = frozenset({
 @pytest.hookimpl(tryfirst=True)  # before -m reads the markers
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        name = item.nodeid.split("[")[0]
-        if name.removeprefix("tests/") in SLOW_TESTS:
+        name = item.nodeid.split("[")[0].rsplit("/", 1)[-1]  # tests/<group>/test_x.py::test_y -> test_x.py::test_y
+        if name in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)

@@ -1,7 +1,7 @@
 """Generated report sources for the whole-build property test, and the invariants a
 built site must keep.
 
-Shared by tests/test_property_builds.py (a few examples in CI) and
+Shared by tests/pipeline/test_property_builds.py (a few examples in CI) and
 scripts/property_builds.py (many examples by hand, with shrinking and reproductions).
 
 A source is described by a ``Spec`` (the contract's choices and one ``Row`` per logged

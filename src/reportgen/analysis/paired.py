@@ -39,7 +39,7 @@ def failure_rule(contract: RunContract) -> str:
 
 
 def _failure_rule(contract: RunContract) -> str:
-    if contract.primary_metric != "score":
+    if not contract.metric.scored:
         return ("a technical failure, or a planned call with no row, counts as a non-pass (as in the "
                 "headline); the pair is kept and counted")
     if contract.failure_score is not None:
@@ -54,7 +54,7 @@ def _value(call: Call | None, contract: RunContract) -> tuple[float | None, str]
     """A call's value for the comparison, and a note when it is not simply its grade."""
     if call is None and contract.unmatched_units == "leave_out":
         return None, "no row (this service never ran the unit): left out"
-    if contract.primary_metric != "score":
+    if not contract.metric.scored:
         if call is None:
             return 0.0, "no row: counted as a non-pass"
         if call.status != "ok":
@@ -148,7 +148,7 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
         difference = dataclasses.replace(difference, warnings=(*difference.warnings, warning))
     repeated = matched is not None
     binary = None
-    if contract.primary_metric != "score" and not repeated:
+    if not contract.metric.scored and not repeated:
         binary = stats.paired_binary(a, b, level)
     bootstrap, row_level, cluster_test = None, None, None
     resamples, seed = contract.bootstrap_resamples, contract.bootstrap_seed
@@ -201,7 +201,7 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
         row_level = dataclasses.replace(row_level, assumptions=contract.stated(row_level.assumptions))
     return PairedComparison(
         baseline=baseline, candidate=candidate, unit="task" if repeated else "pair",
-        metric="score" if contract.primary_metric == "score" else "pass", rows=tuple(rows),
+        metric=contract.metric, rows=tuple(rows),
         difference=difference, binary=binary, bootstrap=bootstrap, row_level=row_level,
         verdict=verdict, decided_on=decided_on, failure_rule=failure_rule(contract),
         left_out=left_out, evidence=evidence, cluster_test=cluster_test if decided_on == "bootstrap" else None)

@@ -30,6 +30,7 @@ from scipy.stats import rankdata
 
 from reportgen import stats
 from reportgen.analysis.results import GroupAnalysis, RankResult, ServiceResult
+from reportgen.model.metric import PrimaryMetric
 from reportgen.stats.warnings import MIN_UNITS
 
 FEW_FOR_RANK = ("only {n} {unit}: with fewer than " f"{MIN_UNITS} the pairwise intervals behind this rank rest on "
@@ -83,7 +84,7 @@ def rank_services(group: GroupAnalysis, confidence_level: float, by_score: bool 
             warnings = (FEW_FOR_RANK.format(n=board.sizes[i], unit=unit),)
         low, high = (int(1 + above[i]), int(k - below[i])) if board.known[i] else (None, None)
         out.append(RankResult(board.names[i], float(point[i]), low, high, groups[i], confidence_level,
-                              k * (k - 1) // 2, level, "score" if by_score else "pass", warnings))
+                              k * (k - 1) // 2, level, PrimaryMetric(by_score, higher_is_better), warnings))
     return tuple(out)
 
 

@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 
 from reportgen.model.claim_keys import Pair
+from reportgen.model.measures import Measure
+from reportgen.model.metric import PASS_FAIL, PrimaryMetric
 from reportgen.model.outcomes import Status
 from reportgen.model.source import ValidatedRun
 from reportgen.stats import (
@@ -48,7 +50,7 @@ class ComparisonResult:
     baseline: str
     candidate: str
     difference: Estimate  # candidate - baseline: of pass rates (Newcombe) or mean scores (Welch)
-    fisher: TestResult  # the test printed beside it: Fisher's exact test, or Welch's t test for a score
+    test: TestResult  # the test printed beside it: Fisher's exact test, or Welch's t test for a score
     verdict: Verdict
     evidence: tuple[str, ...]
     adjusted_p_value: float | None = None  # Holm, across the candidates of a leaderboard
@@ -56,12 +58,12 @@ class ComparisonResult:
     # The interval the decision reads: the difference itself for one comparison; with k
     # comparisons against the baseline, the same interval at 1 - alpha/k (Bonferroni).
     decided_on: Estimate | None = None
-    metric: str = "pass"  # "pass" or "score"
+    metric: PrimaryMetric = PASS_FAIL
 
     @property
-    def test_measure(self) -> str:
+    def test_measure(self) -> Measure:
         """The claim measure of the printed test (its id in results.json)."""
-        return "welch" if self.metric == "score" else "fisher"
+        return self.metric.test_key
 
     @property
     def decision_interval(self) -> Estimate:
@@ -87,7 +89,7 @@ class RankResult:
     confidence_level: float
     pairs: int  # pairwise intervals behind the ranges
     pair_level: float  # the level of each of them
-    metric: str = "pass"  # "pass" (Newcombe intervals) or "score" (Welch intervals)
+    metric: PrimaryMetric = PASS_FAIL  # its pairwise intervals: Newcombe, or Welch for a score
     warnings: tuple[str, ...] = ()
 
 
@@ -205,7 +207,7 @@ class PairedComparison:
     baseline: str
     candidate: str
     unit: str  # "pair" or "task"
-    metric: str  # "pass" or "score"
+    metric: PrimaryMetric
     rows: tuple[PairRow, ...]
     difference: PairedEstimate  # Student t over the units with a difference
     binary: PairedBinaryResult | None  # pass/fail pairs: 2×2 table and exact McNemar

@@ -55,8 +55,7 @@ def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
     if len(contract.candidates) > 1:  # several comparisons: their p-values are adjusted together
         overall = _holm_adjusted(overall, contract)
     if contract.design == "leaderboard":
-        ranks = rank_services(overall, contract.confidence_level, contract.primary_metric == "score",
-                              contract.higher_is_better)
+        ranks = rank_services(overall, contract.confidence_level, contract.metric.scored, contract.higher_is_better)
     blocks = []
     excluded_in = Counter((c.block_id, c.service) for c in run.calls if c.first_submission and c.excluded)
     for block in contract.blocks or sorted({c.block_id for c in first}, key=natural_key):
@@ -96,20 +95,20 @@ def _holm_adjusted(group: GroupAnalysis, contract: RunContract) -> GroupAnalysis
     against its adjusted p: no direction is claimed that the adjusted test does not show."""
     # A comparison whose test is undefined (a score with fewer than two values on a
     # side) stays in the count k: it was made, it just cannot reject.
-    tested = [c for c in group.comparisons if not math.isnan(c.fisher.p_value)]
-    adjusted = dict(zip((c.candidate for c in tested), stats.holm([c.fisher.p_value for c in tested])))
+    tested = [c for c in group.comparisons if not math.isnan(c.test.p_value)]
+    adjusted = dict(zip((c.candidate for c in tested), stats.holm([c.test.p_value for c in tested])))
     k = len(group.comparisons)
     if k == 0:
         return group
     level = 1 - contract.alpha / k  # each decision reads a Bonferroni interval, labelled with its level
-    name, method = ("Welch", "Welch") if contract.primary_metric == "score" else ("Fisher", "Newcombe")
-    basis = f"the {level * 100:.4g}% Bonferroni-adjusted {method} interval"
+    metric = contract.metric
+    basis = f"the {level * 100:.4g}% Bonferroni-adjusted {metric.interval_short} interval"
     comparisons = []
     for c in group.comparisons:
         p = adjusted.get(c.candidate, math.nan)
         interval = _difference(group.service(c.baseline), group.service(c.candidate), contract, level).difference
         interval = dataclasses.replace(interval, assumptions=contract.stated(interval.assumptions))
-        test = stats.Test(p, contract.alpha, f"the Holm-adjusted {name} test over {k} comparisons", "Holm-adjusted p")
+        test = stats.Test(p, contract.alpha, f"the Holm-adjusted {metric.test_family} test over {k} comparisons", "Holm-adjusted p")
         verdict = _verdict(interval, test, contract, bool(group.service(c.candidate).critical_calls), basis)
         comparisons.append(dataclasses.replace(c, adjusted_p_value=None if math.isnan(p) else p,
                                                adjustment="holm", verdict=verdict, decided_on=interval))
@@ -148,7 +147,7 @@ def _analyze_group(run: ValidatedRun, calls: list[Call], block: str | None,
             by_service[c.service].append(c)
     services = tuple(
         _service_result(s.id, by_service[s.id], planned.get(s.id, 0), cl,
-                        contract.primary_metric == "score", contract.failure_score)
+                        contract.metric.scored, contract.failure_score)
         for s in contract.services
     )
     if contract.design in PAIRED_DESIGNS:
@@ -207,21 +206,17 @@ def _compare(base: ServiceResult, cand: ServiceResult, contract: RunContract, cl
     # A contract written after the run does not say the comparison was chosen before the data.
     difference = dataclasses.replace(compared.difference, assumptions=contract.stated(compared.difference.assumptions))
     tested = dataclasses.replace(compared.test, assumptions=contract.stated(compared.test.assumptions))
-    test = stats.Test(compared.test.p_value, contract.alpha, _TEST_NAMES[contract.primary_metric])
+    test = stats.Test(compared.test.p_value, contract.alpha, contract.metric.test_name)
     verdict = _verdict(difference, test, contract, bool(cand.critical_calls))
     return ComparisonResult(base.service, cand.service, difference, tested, verdict,
-                            cand.first_calls + base.first_calls,
-                            metric="score" if contract.primary_metric == "score" else "pass")
-
-
-_TEST_NAMES = {"first_pass_rate": "Fisher's exact test", "score": "Welch's t test"}
+                            cand.first_calls + base.first_calls, metric=contract.metric)
 
 
 def _difference(base: ServiceResult, cand: ServiceResult, contract: RunContract,
                 cl: float) -> stats.RateComparison | stats.MeanComparison:
     """Candidate minus baseline with the test its interval agrees with: two pass rates
     (Newcombe, Fisher) or, for a score, two independent samples of scores (Welch)."""
-    if contract.primary_metric == "score":
+    if contract.metric.scored:
         return stats.welch_difference(cand.compared_scores, base.compared_scores, cl)
     c, b = cand.first_pass, base.first_pass
     return stats.compare_rates(c.numerator, c.denominator, b.numerator, b.denominator, cl)

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from reportgen.analysis.results import RankResult
 from reportgen.model.claim_keys import ClaimKey
+from reportgen.model.measures import Unit
 from reportgen.stats import BootstrapEstimate, Estimate, PairedEstimate, TestResult, Verdict
 
 ClaimKind = Literal["rate", "difference", "paired_difference", "test", "decision", "rank",
@@ -99,7 +100,7 @@ class Claim:
     kind: ClaimKind
     statement: str
     result: ClaimResult
-    unit: str | None  # "rate", "score", "ms", "calls", "pairs", "rank"; None for a test
+    unit: Unit | None  # None for a test
     evidence: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()  # warnings about this claim beyond its result's own (block flags)
     findings: tuple[str, ...] = ()  # ids of audit findings that weaken this claim

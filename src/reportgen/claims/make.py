@@ -13,16 +13,18 @@ from reportgen.claims.scope import Scope
 from reportgen.claims.weakens import weakens
 from reportgen.model.claim_keys import Pair, Subject
 from reportgen.model.findings import Finding
+from reportgen.model.measures import Measure, Unit
 from reportgen.model.outcomes import STATUS_LABELS
 
 # Claims a block flag warns about: the overall difference of the flagged comparison, in
 # every form the page shows it (the retry analysis is another question).
-FLAGGED_MEASURES = ("difference", "paired_difference", "bootstrap", "row_level")
+FLAGGED_MEASURES = (Measure.DIFFERENCE, Measure.PAIRED_DIFFERENCE, Measure.BOOTSTRAP, Measure.ROW_LEVEL)
 # Claims of an exploratory slice that a p-value or an interval of a comparison shows.
-SLICE_MEASURES = ("difference", "fisher", "welch", "paired_difference", "mcnemar", "bootstrap", "sign_flip")
+SLICE_MEASURES = (Measure.DIFFERENCE, Measure.FISHER, Measure.WELCH, Measure.PAIRED_DIFFERENCE, Measure.MCNEMAR,
+                  Measure.BOOTSTRAP, Measure.SIGN_FLIP)
 # Claims a reference missing from later windows weakens: the pooled comparison, and the
 # change of a service measured against the reference.
-POOLED_MEASURES = ("difference", "fisher", "verdict", "change_vs_reference")
+POOLED_MEASURES = (Measure.DIFFERENCE, Measure.FISHER, Measure.VERDICT, Measure.CHANGE_VS_REFERENCE)
 
 
 def build_claims(analysis: ExperimentAnalysis, findings: tuple[Finding, ...] = ()) -> tuple[Claim, ...]:
@@ -68,7 +70,7 @@ class _Cautions:
         if key.block is not None or key.measure not in POOLED_MEASURES or not self.gaps:
             return ()
         subject = key.subject.candidate if isinstance(key.subject, Pair) else key.subject
-        if key.measure == "change_vs_reference" or isinstance(key.subject, Pair):
+        if key.measure == Measure.CHANGE_VS_REFERENCE or isinstance(key.subject, Pair):
             return (self.gaps[subject],) if subject in self.gaps else ()
         return ()
 
@@ -82,9 +84,9 @@ def _group_claims(analysis: ExperimentAnalysis, group: GroupAnalysis, scope: Sco
     out: list[Claim] = []
     for s in group.services:
         out.append(Claim(
-            scope.key(s.service, "first_pass_rate"), "rate",
+            scope.key(s.service, Measure.FIRST_PASS_RATE), "rate",
             f"{s.service} passed {s.first_pass.numerator} of {s.first_pass.denominator} planned "
-            f"first submissions{scope.where}", s.first_pass, "rate", s.first_calls))
+            f"first submissions{scope.where}", s.first_pass, Unit.RATE, s.first_calls))
         if not headline_only:
             out += _service_detail_claims(s, scope, bool(group.paired))
         elif s.mean_score is not None:  # a score run's blocks and slices show their mean scores
@@ -98,45 +100,45 @@ def _group_claims(analysis: ExperimentAnalysis, group: GroupAnalysis, scope: Sco
 
 def _service_detail_claims(s: ServiceResult, scope: Scope, paired: bool) -> list[Claim]:
     out = [Claim(
-        scope.key(s.service, "complete_pass_rate"), "rate",
+        scope.key(s.service, Measure.COMPLETE_PASS_RATE), "rate",
         f"{s.service} passed {s.complete_pass.numerator} of its {s.complete_pass.denominator} complete returns",
-        s.complete_pass, "rate", s.complete_calls)]
+        s.complete_pass, Unit.RATE, s.complete_calls)]
     failed = tuple(i for _, ids in s.failures for i in ids)
     out.append(Claim(
-        scope.key(s.service, "technical_failures"), "count",
+        scope.key(s.service, Measure.TECHNICAL_FAILURES), "count",
         f"{s.service} had {len(failed)} technical failures among {len(s.first_calls)} logged first submissions",
-        Count(len(failed), len(s.first_calls), "matched" if failed else "counted_over"), "calls",
+        Count(len(failed), len(s.first_calls), "matched" if failed else "counted_over"), Unit.CALLS,
         failed or s.first_calls))
     for status, ids in s.failures:
         out.append(Claim(
-            scope.key(s.service, "technical_failures", status), "count",
+            scope.key(s.service, Measure.TECHNICAL_FAILURES, status), "count",
             f"{s.service}: {len(ids)} first submissions {STATUS_LABELS[status]}",
-            Count(len(ids), len(s.first_calls)), "calls", ids))
+            Count(len(ids), len(s.first_calls)), Unit.CALLS, ids))
     if s.n_missing:
         out.append(Claim(
-            scope.key(s.service, "missing_calls"), "count",
+            scope.key(s.service, Measure.MISSING_CALLS), "count",
             f"{s.service}: {s.n_missing} planned first submissions have no row in the log and count as "
-            "non-passes", Count(s.n_missing, evidence_is="counted_over"), "calls", s.first_calls))
+            "non-passes", Count(s.n_missing, evidence_is="counted_over"), Unit.CALLS, s.first_calls))
     if s.completed is not None:
         out.append(Claim(
-            scope.key(s.service, "completed"), "rate",
+            scope.key(s.service, Measure.COMPLETED), "rate",
             f"{s.service} returned a complete answer to {s.completed.numerator} of {s.completed.denominator} "
-            f"planned first submissions{scope.where}", s.completed, "rate", s.first_calls))
+            f"planned first submissions{scope.where}", s.completed, Unit.RATE, s.first_calls))
     if s.mean_score is not None:
         out.append(_mean_score_claim(s, scope, paired))
     if s.score_sd is not None:
         out.append(Claim(
-            scope.key(s.service, "score_sd"), "quantity",
+            scope.key(s.service, Measure.SCORE_SD), "quantity",
             f"{s.service}: sample standard deviation (n − 1) of the scores of {len(s.scored_calls)} complete returns",
-            Quantity(s.score_sd, "sample-sd", len(s.scored_calls)), "score", s.scored_calls))
+            Quantity(s.score_sd, "sample-sd", len(s.scored_calls)), Unit.SCORE, s.scored_calls))
     for name, value, label, method in (
-            ("latency_median_ms", s.latency_median_ms, "median", "median"),
-            ("latency_p90_ms", s.latency_p90_ms, "90th percentile", "percentile-linear")):
+            (Measure.LATENCY_MEDIAN_MS, s.latency_median_ms, "median", "median"),
+            (Measure.LATENCY_P90_MS, s.latency_p90_ms, "90th percentile", "percentile-linear")):
         if value is not None:
             out.append(Claim(
                 scope.key(s.service, name), "quantity",
                 f"{s.service}: {label} latency of {len(s.complete_calls)} complete returns",
-                Quantity(value, method), "ms", s.complete_calls))
+                Quantity(value, method), Unit.MS, s.complete_calls))
     return out
 
 
@@ -144,24 +146,23 @@ def _mean_score_claim(s: ServiceResult, scope: Scope, paired: bool) -> Claim:
     assert s.mean_score is not None
     why = "; the comparison rests on the paired differences, not on these means" if paired else ""
     return Claim(
-        scope.key(s.service, "mean_score"), "quantity",
+        scope.key(s.service, Measure.MEAN_SCORE), "quantity",
         f"{s.service}: mean score of {len(s.scored_calls)} complete returns{scope.where} (arithmetic mean{why})",
-        Quantity(s.mean_score, "mean", len(s.scored_calls)), "score", s.scored_calls)
+        Quantity(s.mean_score, "mean", len(s.scored_calls)), Unit.SCORE, s.scored_calls)
 
 
 def _comparison_claims(c: ComparisonResult, scope: Scope, headline_only: bool, decision: str) -> list[Claim]:
     pair = Pair(c.candidate, c.baseline)
-    score = c.metric == "score"
-    unit = "score" if score else "rate"
+    m = c.metric
+    unit = m.unit
+    samples = f" (independent samples, {m.interval_short} interval)" if m.scored else ""
     out = [
-        Claim(scope.key(pair, "difference"), "difference",
-              (f"Mean score of {c.candidate} minus {c.baseline}{scope.where} (independent samples, Welch interval)"
-               if score else f"First-submission pass rate of {c.candidate} minus {c.baseline}{scope.where}"),
+        Claim(scope.key(pair, Measure.DIFFERENCE), "difference",
+              f"{m.quantity.capitalize()} of {c.candidate} minus {c.baseline}{scope.where}{samples}",
               c.difference, unit, c.evidence),
-        Claim(scope.key(pair, c.test_measure), "test",
-              (f"Welch t test, two-sided, of {c.candidate} vs {c.baseline} scores{scope.where}" if score else
-               f"Fisher exact test, two-sided, of {c.candidate} vs {c.baseline} pass / non-pass counts{scope.where}"),
-              Tested(c.fisher, c.adjusted_p_value, c.adjustment, rows=(c.candidate, c.baseline)), None,
+        Claim(scope.key(pair, m.test_key), "test",
+              f"{m.test}, of {c.candidate} vs {c.baseline} {m.compared}{scope.where}",
+              Tested(c.test, c.adjusted_p_value, c.adjustment, rows=(c.candidate, c.baseline)), None,
               c.evidence),
     ]
     if not headline_only:
@@ -169,7 +170,7 @@ def _comparison_claims(c: ComparisonResult, scope: Scope, headline_only: bool, d
         if c.decided_on is not None:
             level = f"{c.decided_on.confidence_level * 100:.4g}%"
             read_on = f", read on the {level} interval (Bonferroni-adjusted for the run's comparisons)"
-        out.append(Claim(scope.key(pair, "verdict"), "decision",
+        out.append(Claim(scope.key(pair, Measure.VERDICT), "decision",
                          f"{decision} for {c.candidate} against {c.baseline}{read_on}",
                          Decision(c.verdict, c.decision_interval), unit, c.evidence))
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reportgen.model.claim_keys import ClaimKey, Subject
+from reportgen.model.measures import Measure
 
 
 @dataclass(frozen=True)
@@ -16,5 +17,5 @@ class Scope:
     slice: str | None = None
     where: str = ""  # how statements say it: " in block 2"
 
-    def key(self, subject: Subject, measure: str, detail: str | None = None) -> ClaimKey:
+    def key(self, subject: Subject, measure: Measure, detail: str | None = None) -> ClaimKey:
         return ClaimKey(self.run, subject, measure, self.block, self.slice, detail)

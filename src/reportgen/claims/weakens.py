@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from reportgen.model.claim_keys import ClaimKey
 from reportgen.model.findings import Finding
+from reportgen.model.measures import Measure
 
 
 def weakens(finding: Finding, key: ClaimKey) -> bool:
@@ -14,7 +15,7 @@ def weakens(finding: Finding, key: ClaimKey) -> bool:
     if finding.scope == "run":
         return True
     if finding.scope == "verdict":
-        return key.measure == "verdict"
+        return key.measure == Measure.VERDICT
     if finding.scope == "comparison":
         return key.is_comparison
     return any(s in finding.services for s in key.services)

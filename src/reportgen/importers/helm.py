@@ -28,6 +28,7 @@ from reportgen.errors import InputError, Problem
 from reportgen.importers.json_stream import Item, StreamError, stream_items, stream_members
 from reportgen.importers.records import NO_REQUEST, HarnessLog, MetricKind, Payload, Sample, json_object
 from reportgen.importers.spool import Spool
+from reportgen.model.outcomes import Status
 
 REQUIRED = ("run_spec.json", "scenario_state.json", "per_instance_stats.json")
 
@@ -287,7 +288,8 @@ def _sample(unit: _Unit, metric: str, kind: MetricKind, stats: Mapping[str, Mapp
     results = [s.get("result") if isinstance(s.get("result"), dict) else None for s in unit.states]
     value = _value(stats.get(metric))
     grade_reason = "" if value is None else f"{metric}: {value:g}"
-    status, failure, passed, score = "ok", "", None, None
+    status: Status = "ok"
+    failure, passed, score = "", None, None
     if any(r is None for r in results):
         status, failure = "harness_error", "the request state has no result: HELM did not run the request"
     elif any(r.get("success") is False for r in results if r is not None):

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reportgen.importers.records import NO_REQUEST, MetricKind, Payload, Sample, json_object
+from reportgen.model.outcomes import Status
 
 # Inspect's letter grades and what its ``value_to_float`` counts them as (partial: 0.5).
 GRADES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
@@ -143,7 +144,7 @@ def _grade(score: object, context: LogContext) -> tuple[_Grade, Observed]:
     return _Grade(passed=counted == 1.0, text=text), Observed(partial=value == "P", inspect_value=counted)
 
 
-def _status(raw: Mapping[str, Any], stop: str, observed: Observed) -> tuple[str, str, Observed]:
+def _status(raw: Mapping[str, Any], stop: str, observed: Observed) -> tuple[Status, str, Observed]:
     """A technical failure the sample records: an error, a length or time limit, a length stop."""
     error = raw.get("error")
     if error:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from reportgen.model.outcomes import Status
+
 MetricKind = Literal["pass", "score"]
 Artifacts = tuple[tuple[str, bytes], ...]
 Payload = tuple[Mapping[str, object], Artifacts]  # (the request, the artifacts)
@@ -28,7 +30,7 @@ class Sample:
     unit: str  # the sample / document / instance id: the same id in two logs is the same item
     epoch: int  # 1-based repetition of the unit
     request: Mapping[str, object]  # the request as the harness records it (JSON-able); NO_REQUEST when lazy
-    status: str  # "ok" or a technical failure: timeout, api_error, stream_cut, length_limit, harness_error
+    status: Status  # "ok" or a technical failure: timeout, api_error, stream_cut, length_limit, harness_error
     passed: bool | None = None  # a pass/fail metric's outcome (None: a technical failure)
     score: float | None = None  # a numeric metric's value
     finish_reason: str = ""

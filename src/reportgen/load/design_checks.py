@@ -23,7 +23,7 @@ def check_design(contract: RunContract, calls: Sequence[Call], log_file: str, pr
         if name and not SAFE_ID.match(name):
             problems.add(log_file, call.line, "slice", f"{name!r} is not a usable slice name (letters, digits, "
                          "'.', '_', '-'; it names claims and anchors)")
-    if contract.primary_metric == "score":
+    if contract.metric.scored:
         _check_scores(calls, log_file, problems)
     if contract.design == "paired":
         _check_unique(calls, ("pair_id",), "a paired design matches the two services' rows by pair_id "

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reportgen.model.measures import Measure
+
 
 @dataclass(frozen=True)
 class Pair:
@@ -29,8 +31,8 @@ Subject = str | Pair  # a service id, or a comparison
 
 # How a measure with a detail is written in an id (default: "<measure>.<detail>").
 MEASURE_FORMATS = {
-    "pass_within_attempts": "pass_within_{}_attempts",
-    "within_attempts_difference": "within_{}_attempts.difference",
+    Measure.PASS_WITHIN_ATTEMPTS: "pass_within_{}_attempts",
+    Measure.WITHIN_ATTEMPTS_DIFFERENCE: "within_{}_attempts.difference",
 }
 
 
@@ -38,7 +40,7 @@ MEASURE_FORMATS = {
 class ClaimKey:
     run: str
     subject: Subject
-    measure: str  # e.g. "first_pass_rate", "difference", "technical_failures.timeout"
+    measure: Measure  # e.g. first_pass_rate, difference; a detail (technical_failures.timeout) apart
     block: str | None = None  # a claim about one block (or window) of the run
     slice: str | None = None  # a claim about one slice of the run
     detail: str | None = None  # which one of a family: a failure status, a table cell, a budget
@@ -47,9 +49,9 @@ class ClaimKey:
     def id(self) -> str:
         scope = f"block-{self.block}." if self.block is not None else ""
         scope += f"slice-{self.slice}." if self.slice is not None else ""
-        measure = self.measure
+        measure = str(self.measure)
         if self.detail is not None:
-            measure = MEASURE_FORMATS.get(measure, f"{measure}.{{}}").format(self.detail)
+            measure = MEASURE_FORMATS.get(self.measure, f"{measure}.{{}}").format(self.detail)
         return f"{self.run}.{scope}{self.subject}.{measure}"
 
     @property

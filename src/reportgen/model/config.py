@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Mapping, get_args
 
+from reportgen.model.metric import METRICS as METRICS, Metric, PrimaryMetric  # METRICS: re-exported
 from reportgen.model.plan import RegisteredPlan, Schedule
 
 
@@ -39,10 +40,7 @@ Phase = Literal["pilot", "formal"]
 PHASES: tuple[Phase, ...] = get_args(Phase)
 
 
-Metric = Literal["first_pass_rate", "score"]
-
 DEFAULT_VIEWPORT = (400.0, 300.0)  # width, height: the size an SVG that gives none is rendered at
-METRICS: tuple[Metric, ...] = get_args(Metric)
 
 
 # A value the interface does not report, or that cannot be confirmed (never a default).
@@ -149,6 +147,11 @@ class RunContract:
     @property
     def confidence_level(self) -> float:
         return 1.0 - self.alpha
+
+    @property
+    def metric(self) -> PrimaryMetric:
+        """The primary metric as an object: its comparison's names and its numbers' format."""
+        return PrimaryMetric(self.primary_metric == "score", self.higher_is_better)
 
     @property
     def written_after_run(self) -> bool:

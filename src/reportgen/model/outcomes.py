@@ -31,7 +31,7 @@ OUTCOME_LABELS: dict[Outcome, str] = {
 }
 
 
-def classify(status: str, qualified: bool | None, disputed: bool) -> Outcome:
+def classify(status: Status, qualified: bool | None, disputed: bool) -> Outcome:
     """One outcome per call. A disputed grade stays visible as such; whether it
     counts as a pass is decided by the settled ``qualified`` value the log records
     under the contract's dispute rule (no settled grade: not a pass)."""
@@ -42,5 +42,5 @@ def classify(status: str, qualified: bool | None, disputed: bool) -> Outcome:
     return "passed" if qualified else "failed"
 
 
-def counts_as_pass(status: str, qualified: bool | None) -> bool:
+def counts_as_pass(status: Status, qualified: bool | None) -> bool:
     return status == "ok" and qualified is True

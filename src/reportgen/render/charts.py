@@ -187,7 +187,7 @@ def _base(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
 
 def plan_charts(analysis: ExperimentAnalysis) -> tuple[ChartPlan, ...]:
     # A score run's "pass" only says a call completed: no pass-rate charts for it.
-    scored = analysis.run.contract.primary_metric == "score"
+    scored = analysis.run.contract.metric.scored
     rates = None if scored else _rates(analysis)
     charts = [rates] if rates is not None else []
     if analysis.overall.comparisons:
@@ -267,9 +267,10 @@ def _threshold_rules(lines: list[dict]) -> alt.Chart:
 
 def _difference(analysis: ExperimentAnalysis) -> ChartPlan:
     contract = analysis.run.contract
-    score = contract.primary_metric == "score"
+    metric = contract.metric
+    score = metric.scored
     # As the tables show it: a difference of rates in percentage points, a score on its scale.
-    scale = 1.0 if score else 100.0
+    scale = metric.axis_scale
     rows: list[dict[str, Any]] = [{"row": f"{c.candidate} − {c.baseline}", "label": wrap_label(f"{c.candidate} − {c.baseline}"),
              "estimate": c.difference.estimate, "low": c.difference.low, "high": c.difference.high,
              "kind": "difference"}
@@ -289,23 +290,16 @@ def _difference(analysis: ExperimentAnalysis) -> ChartPlan:
     df = pd.DataFrame([dict(r, **{k: r[k] * scale for k in ("estimate", "low", "high")}) for r in rows])
     drawn = [dict(x, at=x["at"] * scale) for x in lines]
     level = present.percent(contract.confidence_level, 0)
-    quantity, method = ("mean score", "Welch") if score else ("first-submission pass rate", "Newcombe")
+    quantity, method = metric.quantity, metric.interval_short
     unit = "" if score else " (percentage points)"
     body = _interval_layers(df, "label", "kind", f"difference in {quantity}{unit}, {level} {method} interval",
                             domain, "~g" if score else POINTS)
     height = 70 + _band(df["label"], 26) * len(rows)
     chart = _base(alt.layer(*body, _threshold_rules(drawn), _threshold_labels(drawn)).properties(
         width=WIDTH, height=height))
-
-    def value(x: float) -> str:
-        return present.score(x) if score else present.points(x) + " points"
-
-    def span(low: float, high: float) -> str:
-        return f"[{present.score(low)}, {present.score(high)}]" if score else \
-            f"[{present.points(low)}, {present.points(high)}]"
-
-    table = tuple((r["row"], value(r["estimate"]), span(r["low"], r["high"])) for r in rows)
-    table += tuple((f"line: {x['line']}", value(x["at"]), "") for x in lines)
+    table = tuple((r["row"], metric.difference_text(r["estimate"]), metric.interval_text(r["low"], r["high"]))
+                  for r in rows)
+    table += tuple((f"line: {x['line']}", metric.difference_text(x["at"]), "") for x in lines)
     columns = ("quantity", "value", f"{level} interval")
     return ChartPlan("difference", "The difference against zero and the registered thresholds",
                  f"The dot is the difference candidate − baseline in {quantity}"
@@ -328,11 +322,11 @@ def _paired(analysis: ExperimentAnalysis) -> ChartPlan:
     d = p.difference
     level = present.percent(contract.confidence_level, 0)
     unit = "task" if p.unit == "task" else "pair"
-    score = p.metric == "score"
+    score = p.metric.scored
     what = ("score" if score else
             "task pass rate (mean over repetitions)" if p.unit == "task" else "pass (1) / non-pass (0)")
     # As the tables show it: a difference of pass rates in percentage points, a score on its scale.
-    scale, shown = (1.0, present.score) if score else (100.0, lambda v: present.points(v, 2))
+    scale, shown = p.metric.axis_scale, (present.score if score else lambda v: present.points(v, 2))
     diffs = [(r.unit, r.difference) for r in p.rows if r.difference is not None]
     lines: list[dict[str, Any]] = [{"at": 0.0, "line": "zero"}, {"at": d.estimate, "line": "mean"}]
     if d.low < d.high:
@@ -434,7 +428,7 @@ def _latency(analysis: ExperimentAnalysis) -> ChartPlan | None:
 
 def _outcomes(analysis: ExperimentAnalysis) -> ChartPlan | None:
     rows: list[_OutcomeRow] = []
-    score = analysis.run.contract.primary_metric == "score"
+    score = analysis.run.contract.metric.scored
     for s in analysis.overall.services:
         passes = s.first_pass.numerator
         # A score run's complete returns are scored, not passed or failed.

@@ -28,7 +28,7 @@ def harness_lines(contract: RunContract, calls: tuple[Call, ...] | list[Call]) -
         return ()
     partial = "partial credit (P)" if harness.name == "Inspect" else "partial credit"
     graded_partial = any(c.column("partial").lower() in TRUE_WORDS_YES for c in calls)
-    if contract.primary_metric != "score":
+    if not contract.metric.scored:
         rule = (f"counts {partial} as a non-pass, as it does a technical failure" if graded_partial else
                 "counts every planned call, a technical failure as a non-pass")
     elif contract.partial_credit is not None:

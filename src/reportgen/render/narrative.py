@@ -21,6 +21,7 @@ from mdit_py_plugins.myst_role import myst_role_plugin
 from reportgen.claims.claim import Claim
 from reportgen.errors import Collector
 from reportgen.model.config import SAFE_ID
+from reportgen.model.measures import Measure
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ def _decision_of(claim: Claim, claims: Mapping[str, Claim]) -> Claim | None:
         return claim
     if not claim.key.is_comparison:
         return None
-    return claims.get(replace(claim.key, measure="verdict", detail=None).id)
+    return claims.get(replace(claim.key, measure=Measure.VERDICT, detail=None).id)
 
 
 def wording_cautions(page: Page, claims: Mapping[str, Claim], md: MarkdownIt | None = None) -> tuple[str, ...]:

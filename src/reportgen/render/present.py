@@ -1,4 +1,5 @@
-"""How numbers are shown: the only place where rounding happens.
+"""How numbers are shown: the only place where rounding happens (with the number formats
+of ``model.numbers`` that the metric object shares, re-exported here).
 
 Honest display rules: an estimate never appears without its interval; a rate is shown
 as 0% or 100% only when it is exactly that; p-values too small to print are bounded,
@@ -9,6 +10,12 @@ from __future__ import annotations
 
 import math
 from typing import Protocol
+
+from reportgen.model.measures import Unit
+from reportgen.model.metric import PASS_FAIL, SCORE, PrimaryMetric
+# Re-exported: the number formats the pages and templates use are all read from here.
+from reportgen.model.numbers import MINUS as MINUS, magnitude_points as magnitude_points, percent, points as points, score
+from reportgen.stats import PAIRED_METHODS
 
 
 class Shown(Protocol):
@@ -48,45 +55,6 @@ class Shown(Protocol):
     @property
     def decision_basis(self) -> str | None: ...
 
-MINUS = "\u2212"
-
-
-def _signed(text: str) -> str:
-    return text.replace("-", MINUS)
-
-
-def percent(value: float | None, digits: int = 1) -> str:
-    if value is None or not math.isfinite(value):
-        return "undefined"
-    if value == 0:
-        return "0%"
-    if value == 1:
-        return "100%"
-    text = f"{value * 100:.{digits}f}"
-    floor = 10 ** -digits
-    if float(text) == 0:
-        return f"<{floor:.{digits}f}%"
-    if float(text) == 100:
-        return f">{100 - floor:.{digits}f}%"
-    return f"{text}%"
-
-
-def points(value: float | None, digits: int = 1) -> str:
-    """A difference of rates, in percentage points, with an explicit sign."""
-    if value is None or not math.isfinite(value):
-        return "undefined"
-    if value == 0:
-        return "0.0"
-    text = f"{value * 100:+.{digits}f}"
-    if float(text) == 0:  # never print a non-zero difference as 0: show two significant digits
-        text = f"{value * 100:+.2g}"
-    return _signed(text)
-
-
-def magnitude_points(value: float) -> str:
-    """A registered threshold or margin, in percentage points, without a sign."""
-    return f"{abs(value) * 100:g} points"
-
 
 def p_value(value: float | None) -> str:
     if value is None or not math.isfinite(value):
@@ -104,19 +72,14 @@ def milliseconds(value: float | None) -> str:
     return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.0f} ms"
 
 
-def score(value: float | None, signed: bool = True) -> str:
-    """A score or a difference of scores, on the score's own scale (3 significant digits)."""
-    if value is None or not math.isfinite(value):
-        return "undefined"
-    if value == 0:
-        return "0"
-    return _signed(f"{value:+.3g}" if signed else f"{value:.3g}")
-
-
 def _paired(claim: Shown) -> bool:
     """A difference of paired pass/fail data (or a decision read from one): two decimals."""
-    return claim.kind == "paired_difference" or (
-        claim.kind == "decision" and (claim.method or "").startswith(("paired", "cluster", "hierarchical")))
+    return claim.kind == "paired_difference" or (claim.kind == "decision" and claim.method in PAIRED_METHODS)
+
+
+def _metric(claim: Shown) -> PrimaryMetric:
+    """The metric a difference is on, as its unit says: a score, or pass/fail (a rate)."""
+    return SCORE if claim.unit == Unit.SCORE else PASS_FAIL
 
 
 def interval(claim: Shown) -> str:
@@ -124,12 +87,9 @@ def interval(claim: Shown) -> str:
         return ""
     if claim.kind == "rank":
         return f"[ranks {claim.low:g}–{claim.high:g}]"
-    if claim.unit == "score":
-        return f"[{score(claim.low)}, {score(claim.high)}]"
-    if _paired(claim):  # as the paired analyses are usually reported
-        return f"[{points(claim.low, 2)}, {points(claim.high, 2)}]"
-    if claim.kind in ("difference", "decision"):
-        return f"[{points(claim.low)}, {points(claim.high)}]"
+    if claim.unit == Unit.SCORE or _paired(claim) or claim.kind in ("difference", "decision"):
+        # a paired pass/fail difference to two decimals, as the paired analyses are usually reported
+        return _metric(claim).interval_text(claim.low, claim.high, 2 if _paired(claim) else 1)
     return f"[{percent(claim.low)}, {percent(claim.high)}]"
 
 
@@ -153,9 +113,7 @@ def value(claim: Shown) -> str:
     if claim.kind == "rate":
         return f"{percent(claim.estimate)} ({claim.numerator}/{claim.denominator})"
     if claim.kind in ("difference", "paired_difference"):
-        if claim.unit == "score":
-            return score(claim.estimate)
-        return f"{points(claim.estimate, 2 if claim.kind == 'paired_difference' else 1)} points"
+        return _metric(claim).difference_text(claim.estimate, 2 if claim.kind == "paired_difference" else 1)
     if claim.kind == "decision":
         return claim.verdict_label or claim.verdict or ""
     if claim.kind == "test":
@@ -165,11 +123,11 @@ def value(claim: Shown) -> str:
         return f"{p_is(claim.p_value)}{adjusted}"
     if claim.kind == "rank":
         return f"group {claim.group}"
-    if claim.unit == "ms":
+    if claim.unit == Unit.MS:
         return milliseconds(claim.estimate)
-    if claim.unit == "score" and claim.method == "sample-sd":
+    if claim.unit == Unit.SCORE and claim.method == "sample-sd":
         return f"sd {score(claim.estimate, signed=False)}"
-    if claim.unit == "score":
+    if claim.unit == Unit.SCORE:
         return f"{score(claim.estimate, signed=False)} ({claim.numerator} scored)"
     if claim.kind == "count" and claim.numerator is not None:
         return str(claim.numerator)

@@ -16,6 +16,7 @@ from markupsafe import Markup
 from reportgen import __version__
 from reportgen.claims.claim import Claim
 from reportgen.model.findings import Finding
+from reportgen.model.measures import Measure
 from reportgen.model.outcomes import OUTCOME_LABELS, STATUS_LABELS
 from reportgen.render import escaping, present
 
@@ -100,6 +101,7 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
         p_reading=present.p_value_reading, status_labels=STATUS_LABELS, plan_sensitivity=_plan_sensitivity,
         outcome_labels=OUTCOME_LABELS, csp=CSP, reportgen_version=__version__,
     )
+    env.globals["Measure"] = Measure  # claims are looked up by measure: run.claim(s.id, Measure.FIRST_PASS_RATE)
     return env
 
 

@@ -14,6 +14,8 @@ from reportgen.model.calls import Call
 from reportgen.model.claim_keys import ClaimKey, Pair, Subject, subject_of
 from reportgen.model.config import RunContract, Service
 from reportgen.model.findings import Finding
+from reportgen.model.measures import Measure
+from reportgen.model.metric import PrimaryMetric
 from reportgen.model.outcomes import OUTCOME_LABELS, STATUS_LABELS
 from reportgen.render.findings_view import FindingLine, finding_lines
 from reportgen.render.harness import HarnessLine, harness_lines
@@ -76,28 +78,6 @@ class SheetLink:
     calls: tuple[str, ...]  # the ids of its calls, in order
 
 
-@dataclass(frozen=True)
-class ComparisonWords:
-    """How a run's comparison of two services is named on its pages: of pass rates
-    (Newcombe interval, Fisher's exact test) or of a score's means (Welch)."""
-
-    quantity: str
-    interval: str
-    interval_short: str
-    test: str
-    test_short: str
-    test_key: str  # the test claim's measure
-    value_key: str  # each service's headline claim's measure
-    value_label: str
-
-
-PASS_WORDS = ComparisonWords("first-submission pass rate", "Newcombe hybrid-score interval", "Newcombe",
-                             "Fisher exact test, two-sided", "Fisher p", "fisher", "first_pass_rate",
-                             "Pass rate (all planned first submissions)")
-SCORE_WORDS = ComparisonWords("mean score", "Welch t interval", "Welch", "Welch t test, two-sided", "Welch p",
-                              "welch", "mean_score", "Mean score (complete returns)")
-
-
 @dataclass(frozen=True, slots=True)
 class RunView:
     id: str
@@ -127,16 +107,20 @@ class RunView:
         return harness_lines(self.contract, self.analysis.run.calls)
 
     @property
-    def words(self) -> ComparisonWords:
-        return SCORE_WORDS if self.contract.primary_metric == "score" else PASS_WORDS
+    def metric(self) -> PrimaryMetric:
+        """How the run's comparison is named on its pages (``quantity``, ``interval``,
+        ``test``...), which claims show it (``value_key``, ``test_key``) and its numbers."""
+        return self.contract.metric
 
-    def claim(self, subject: Subject | tuple[str, str] | object, measure: str, detail: object = None,
+    def claim(self, subject: Subject | tuple[str, str] | object, measure: Measure | str, detail: object = None,
               block: str | None = None, slice: str | None = None) -> Claim | None:
         """The claim templates ask for: about a service id, or a comparison (a pair of
-        ids, or a result with candidate and baseline); None when the run has none."""
+        ids, or a result with candidate and baseline); None when the run has none. A
+        measure no claim can have is an error (ValueError), not a missing claim."""
         if isinstance(subject, tuple):
             subject = Pair(*subject)
-        key = ClaimKey(self.id, subject_of(subject), measure, block, slice, None if detail is None else str(detail))
+        key = ClaimKey(self.id, subject_of(subject), Measure(measure), block, slice,
+                       None if detail is None else str(detail))
         return self.claims.get(key)
 
 

@@ -18,9 +18,10 @@ from .means import MeanComparison, welch_difference
 from .multiple import holm
 from .paired import PairedBinaryResult, PairedEstimate, mcnemar_exact, paired_binary, paired_t
 from .proportions import RateComparison, compare_rates, fisher_exact, newcombe_difference, wilson
-from .results import Estimate, RateEstimate, TestResult, check_confidence_level
+from .results import PAIRED_METHODS, Estimate, RateEstimate, TestResult, check_confidence_level
 
 __all__ = [
+                        "PAIRED_METHODS",
                         "BootstrapEstimate",
                         "Estimate",
                         "MeanComparison",

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .paired import ArrayLike, as_pairs, as_vector
-from .results import Estimate, check_confidence_level
+from .results import CLUSTER_BOOTSTRAP, HIERARCHICAL_BOOTSTRAP, PAIRED_BOOTSTRAP, Estimate, check_confidence_level
 from .warnings import FEW_UNITS, MIN_UNITS, NO_DATA, NOT_FINITE, ONE_CLUSTER, ONE_PAIR, ONE_TASK, ZERO_WIDTH
 
 # Small enough that a chunk's index and value arrays stay in the processor cache (measured:
@@ -228,7 +228,7 @@ def paired_bootstrap(b: ArrayLike, a: ArrayLike, statistic: Statistic = "mean",
     linear = isinstance(statistic, str) and statistic == "mean"
     use_counts = pair_counts and linear and _is_binary(b_arr) and _is_binary(a_arr)
     resampling: Resampling = "pair-counts" if use_counts else "rows"
-    common = dict(method="paired-percentile-bootstrap", assumptions=PAIRED_ASSUMPTIONS,
+    common = dict(method=PAIRED_BOOTSTRAP, assumptions=PAIRED_ASSUMPTIONS,
                   statistic=name, resampling=resampling)
     n = b_arr.size
     if n == 0:
@@ -274,7 +274,7 @@ def cluster_bootstrap(values: ArrayLike, clusters: Labels, resamples: int = 10_0
     setup = _check_setup(resamples, seed, confidence_level)
     x = as_vector(values, "values")
     codes = _labels(clusters, x.size, "clusters")
-    common = dict(method="cluster-percentile-bootstrap", assumptions=CLUSTER_ASSUMPTIONS,
+    common = dict(method=CLUSTER_BOOTSTRAP, assumptions=CLUSTER_ASSUMPTIONS,
                   statistic="mean", resampling="clusters")
     if x.size == 0:
         return _undefined(setup, 0, **common)
@@ -371,7 +371,7 @@ def hierarchical_bootstrap(b: ArrayLike, a: ArrayLike, tasks: Labels,
     setup = _check_setup(resamples, seed, confidence_level)
     b_arr, a_arr = as_pairs(b, a)
     codes = _labels(tasks, b_arr.size, "tasks")
-    common: dict[str, Any] = dict(method="hierarchical-percentile-bootstrap",
+    common: dict[str, Any] = dict(method=HIERARCHICAL_BOOTSTRAP,
                   assumptions=HIERARCHICAL_ASSUMPTIONS, statistic="mean of task means",
                   resampling="tasks-then-repetitions")
     if b_arr.size == 0:

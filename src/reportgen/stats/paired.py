@@ -22,7 +22,7 @@ import numpy as np
 from scipy.stats import binom
 from scipy.stats import t as student_t
 
-from .results import Estimate, TestResult, check_confidence_level
+from .results import PAIRED_T, Estimate, TestResult, check_confidence_level
 from .warnings import ALL_TIES, NO_DISCORDANT, NO_PAIRS, ONE_PAIR_T
 
 PAIRED_T_ASSUMPTIONS = (
@@ -108,7 +108,7 @@ class PairedBinaryResult:
 def _undefined_paired(confidence_level: float) -> PairedEstimate:
     return PairedEstimate(
         estimate=math.nan, low=math.nan, high=math.nan, confidence_level=confidence_level,
-        method="paired-t", assumptions=PAIRED_T_ASSUMPTIONS, warnings=(NO_PAIRS,),
+        method=PAIRED_T, assumptions=PAIRED_T_ASSUMPTIONS, warnings=(NO_PAIRS,),
         n=0, mean=math.nan, median=None, minimum=None, maximum=None, sd=None,
         standard_error=None,
     )
@@ -131,7 +131,7 @@ def paired_t(b: ArrayLike, a: ArrayLike, confidence_level: float = 0.95) -> Pair
     def estimate(low: float, high: float, sd: float | None, se: float | None,
                  warnings: tuple[str, ...] = (), p_value: float | None = None) -> PairedEstimate:
         return PairedEstimate(
-            estimate=mean, low=low, high=high, confidence_level=level, method="paired-t",
+            estimate=mean, low=low, high=high, confidence_level=level, method=PAIRED_T,
             assumptions=PAIRED_T_ASSUMPTIONS, warnings=warnings, p_value=p_value,
             n=n, mean=mean, median=float(np.median(d)), minimum=float(d.min()), maximum=float(d.max()),
             sd=sd, standard_error=se)

@@ -10,6 +10,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+# The interval methods of paired data: the paired t interval and the percentile
+# bootstraps over pairs, clusters and tasks (pages print their pass/fail differences
+# to two decimals, as paired analyses are usually reported).
+PAIRED_T = "paired-t"
+PAIRED_BOOTSTRAP = "paired-percentile-bootstrap"
+CLUSTER_BOOTSTRAP = "cluster-percentile-bootstrap"
+HIERARCHICAL_BOOTSTRAP = "hierarchical-percentile-bootstrap"
+PAIRED_METHODS = frozenset({PAIRED_T, PAIRED_BOOTSTRAP, CLUSTER_BOOTSTRAP, HIERARCHICAL_BOOTSTRAP})
+
 
 @dataclass(frozen=True)
 class Estimate:

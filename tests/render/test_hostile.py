@@ -30,7 +30,7 @@ from reportgen.load.source import load_source
 from reportgen.render.packs import read_pack
 from sitecheck import call_section, parse, parse_text, sheet_of, text
 
-CORPUS = Path(__file__).parent / "hostile"
+CORPUS = Path(__file__).parents[1] / "hostile"
 SVGS = sorted(p.name for p in (CORPUS / "svg").iterdir())
 
 # What the call page must say for each drawing (None: it renders).

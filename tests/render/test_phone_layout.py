@@ -26,7 +26,7 @@ def rule(sheet: str, selector: str) -> str:
 
 
 def test_a_sheet_shows_hash_and_time_whole_in_title_and_code(demo_site):
-    with open(Path(__file__).parent.parent / "content/experiments/pelican-ab/calls.csv", encoding="utf-8") as f:
+    with open(Path(__file__).parents[2] / "content/experiments/pelican-ab/calls.csv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     for row in rows[:3] + rows[-2:]:
         section = call_section(demo_site, "pelican-ab", row["call_id"])

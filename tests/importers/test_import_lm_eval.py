@@ -19,7 +19,7 @@ from reportgen.importers.assemble import assemble
 from reportgen.importers.lm_eval import read_lm_eval
 from reportgen.importers.records import HarnessLog
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval-logs"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "eval-logs"
 LM_EVAL = SHARED / "lm-eval"
 NO_SHARED = "the shared evaluation logs (../shared/eval-logs beside the project) are not here"
 STAMP = "2025-06-30T19-40-09.461247"

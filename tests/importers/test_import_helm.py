@@ -15,7 +15,7 @@ from reportgen.importers.helm import NO_TIME, read_helm
 from reportgen.importers.records import Sample
 from reportgen.importers.write import write_run
 
-EVAL_LOGS = Path(__file__).resolve().parents[2] / "shared" / "eval-logs"
+EVAL_LOGS = Path(__file__).resolve().parents[3] / "shared" / "eval-logs"
 HELM_RUNS = sorted((EVAL_LOGS / "helm").glob("mmlu*")) if (EVAL_LOGS / "helm").is_dir() else []
 shared_helm = pytest.mark.skipif(not HELM_RUNS, reason="the shared HELM run folder (../shared/eval-logs/helm) "
                                  "is absent")

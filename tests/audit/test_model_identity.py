@@ -109,7 +109,7 @@ def test_many_calls_name_a_handful_inline(make_source):
     assert "Y-1, Y-2, Y-3, Y-4, Y-5, … (12 in all)" in differs.message and "Y-6" not in differs.message
 
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval-logs" / "inspect_ai"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "eval-logs" / "inspect_ai"
 POPULARITY = "tests/scorer/logs/2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
 
 

@@ -19,7 +19,7 @@ from conftest import CONTRACT, ROOT, default_rows
 from reportgen.preview import make_server
 from sitecheck import broken_links, text, tree_bytes
 
-GOLDEN = Path(__file__).parent / "golden" / "diff"
+GOLDEN = Path(__file__).parents[1] / "golden" / "diff"
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from reportgen.importers.assemble import assemble
 from reportgen.importers.inspect import read_inspect
 from reportgen.importers.records import HarnessLog
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval-logs" / "inspect_ai"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "eval-logs" / "inspect_ai"
 NO_SHARED = "the shared Inspect logs (../shared/eval-logs/inspect_ai beside the project) are not here"
 CREATED = "2025-03-01T10:00:00+00:00"
 # Inspect's value_to_float: how its accuracy and mean count a grade.
