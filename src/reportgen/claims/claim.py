@@ -17,7 +17,7 @@ from reportgen.model.claim_keys import ClaimKey
 from reportgen.stats import BootstrapEstimate, Estimate, PairedEstimate, TestResult, Verdict
 
 ClaimKind = Literal["rate", "difference", "paired_difference", "test", "decision", "rank",
-                    "count", "quantity"]
+                    "count", "quantity", "agreement", "corrected_rate"]
 RESULTS_SCHEMA = "reportgen.results/1"
 
 RANK_METHOD = "simultaneous-pairwise-rank"

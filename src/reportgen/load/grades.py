@@ -221,7 +221,7 @@ def _read_grader(data: bytes, grader: str, file: str, key: Mapping[str, str], pr
             problems.add(file, line, "graded_at", f"{graded_at!r} is not an ISO 8601 time with a UTC offset")
         else:
             first_line[item] = line
-            rows.append(GradeRow(grader, item, cast(Grade, grade), fields[2], when, graded_at, version, file, line))
+            rows.append(GradeRow(grader, item, grade, fields[2], when, graded_at, version, file, line))
             continue
         first_line.setdefault(item, line)
     return rows

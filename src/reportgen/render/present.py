@@ -124,6 +124,8 @@ def interval(claim: Shown) -> str:
         return ""
     if claim.kind == "rank":
         return f"[ranks {claim.low:g}–{claim.high:g}]"
+    if claim.kind == "agreement":
+        return f"[{claim.low:.2f}, {claim.high:.2f}]"
     if claim.unit == "score":
         return f"[{score(claim.low)}, {score(claim.high)}]"
     if _paired(claim):  # as the paired analyses are usually reported
@@ -152,6 +154,12 @@ def value(claim: Shown) -> str:
     """The claim's number as the pages show it (interval shown separately)."""
     if claim.kind == "rate":
         return f"{percent(claim.estimate)} ({claim.numerator}/{claim.denominator})"
+    if claim.kind == "agreement":
+        return "κ not defined" if claim.estimate is None or not math.isfinite(claim.estimate) else (
+            f"κ = {claim.estimate:.2f}")
+    if claim.kind == "corrected_rate":
+        return "not estimable" if claim.estimate is None or not math.isfinite(claim.estimate) else (
+            percent(claim.estimate))
     if claim.kind in ("difference", "paired_difference"):
         if claim.unit == "score":
             return score(claim.estimate)

@@ -16,6 +16,7 @@ from markupsafe import Markup
 from reportgen import __version__
 from reportgen.claims.claim import Claim
 from reportgen.model.findings import Finding
+from reportgen.model.grading import REVIEW_WORDS
 from reportgen.model.outcomes import OUTCOME_LABELS, STATUS_LABELS
 from reportgen.render import escaping, present
 
@@ -94,7 +95,7 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
         claim_interval=present.interval, claim_level=present.level, decision_basis=present.decision_basis,
         magnitude_points=present.magnitude_points, score=present.score,
         p_reading=present.p_value_reading, status_labels=STATUS_LABELS, plan_sensitivity=_plan_sensitivity,
-        outcome_labels=OUTCOME_LABELS, csp=CSP, reportgen_version=__version__,
+        outcome_labels=OUTCOME_LABELS, review_words=REVIEW_WORDS, csp=CSP, reportgen_version=__version__,
     )
     return env
 

@@ -50,7 +50,7 @@ UNDEFINED_KAPPA = ("every grade falls in one category, so the agreement expected
 FEW_ITEMS = "fewer than two items graded by every grader: kappa is not defined"
 
 
-def _z(confidence_level: float) -> float:
+def two_sided_z(confidence_level: float) -> float:
     return float(norm.ppf(0.5 + check_confidence_level(confidence_level) / 2.0))
 
 
@@ -81,7 +81,7 @@ def cohen_kappa(table: np.ndarray | Sequence[Sequence[float]], confidence_level:
     term_b = (1 - kappa) ** 2 * float(cross.sum())
     term_c = (kappa - expected * (1 - kappa)) ** 2
     se = math.sqrt(max(0.0, (term_a + term_b - term_c) / (1 - expected) ** 2 / n))
-    z = _z(confidence_level)
+    z = two_sided_z(confidence_level)
     return Estimate(kappa, max(-1.0, kappa - z * se), min(1.0, kappa + z * se), confidence_level, COHEN_METHOD,
                     KAPPA_ASSUMPTIONS + ("large-sample normal approximation (Fleiss, Cohen and Everitt 1969)",),
                     numerator=n, denominator=n)
@@ -141,7 +141,7 @@ def rogan_gladen(judge_passes: int, n_judged: int, true_pos: int, n_pos: int, tr
     ``n_pos`` human passes judged pass, ``true_neg`` of ``n_neg`` human fails judged
     fail). Not estimable (NaN, with the reason in ``warnings``) without judged calls,
     without human passes or fails in the subset, or when Se + Sp − 1 ≤ 0."""
-    z = _z(confidence_level)
+    z = two_sided_z(confidence_level)
     why = _not_estimable(n_judged, n_pos, n_neg, true_pos, true_neg)
     if why is not None:
         return Estimate(math.nan, math.nan, math.nan, confidence_level, CORRECTED_METHOD, CORRECTED_ASSUMPTIONS,
@@ -192,6 +192,6 @@ def corrected_difference(candidate: Estimate, baseline: Estimate, candidate_var:
         return Estimate(math.nan, math.nan, math.nan, confidence_level, CORRECTED_METHOD, CORRECTED_ASSUMPTIONS,
                         ("a corrected rate is not estimable, so neither is their difference",))
     diff = candidate.estimate - baseline.estimate
-    half = _z(confidence_level) * math.sqrt(candidate_var + baseline_var)
+    half = two_sided_z(confidence_level) * math.sqrt(candidate_var + baseline_var)
     return Estimate(diff, max(-1.0, diff - half), min(1.0, diff + half), confidence_level, CORRECTED_METHOD,
                     CORRECTED_ASSUMPTIONS + ("the two services' calls and calibrations are independent",))
