@@ -249,17 +249,17 @@ def resolve(grades: Sequence[GradeRow], review: Review) -> tuple[Grade | None, s
     if len(set(values)) == 1:
         return values[0], f"all {len(values)} graders agree"
     if review == "disputed":
-        return "disputed", "the graders disagree: disputed under the registered review rule (a non-pass)"
+        return "disputed", "the graders disagree: disputed under the registered review rule"
     if review == "majority":
         (top, n_top), *rest = Counter(values).most_common()
         if n_top * 2 > len(values):
             return top, f"majority: {n_top} of {len(values)} graders"
-        return "disputed", f"no majority among {len(values)} graders: disputed (a non-pass)"
+        return "disputed", f"no majority among {len(values)} graders: disputed"
     if values[0] == values[1]:
         return values[0], f"the first two graders agree ({grades[0].grader}, {grades[1].grader})"
     if len(values) >= 3:
         return values[2], f"the first two graders disagree; the third ({grades[2].grader}) settles it"
-    return "disputed", "the first two graders disagree and no third grade was given: disputed (a non-pass)"
+    return "disputed", "the first two graders disagree and no third grade was given: disputed"
 
 
 def _joined(call: Call, grades: CallGrades | None, primary: Primary) -> Call:
@@ -267,5 +267,6 @@ def _joined(call: Call, grades: CallGrades | None, primary: Primary) -> Call:
         return call
     if primary != "human" or call.status != "ok" or grades.resolved is None:
         return dataclasses.replace(call, grades=grades)
+    grades = dataclasses.replace(grades, fills_outcome=True)
     return dataclasses.replace(call, grades=grades, qualified=grades.resolved == "pass",
                                disputed=grades.resolved == "disputed")

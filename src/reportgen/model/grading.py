@@ -17,10 +17,10 @@ REVIEWS: tuple[Review, ...] = ("third-grader", "majority", "disputed")
 GRADES: tuple[Grade, ...] = ("pass", "fail", "disputed")
 
 REVIEW_WORDS: dict[Review, str] = {
-    "majority": "the majority of the graders' grades (a tie stays disputed, a non-pass)",
+    "majority": "the majority of the graders' grades (a tie stays disputed)",
     "third-grader": "the first two grades given; when they differ, the next grader's grade settles it "
-                    "(none yet: disputed, a non-pass)",
-    "disputed": "any disagreement leaves the call disputed (a non-pass)",
+                    "(none yet: disputed)",
+    "disputed": "any disagreement leaves the call disputed",
 }
 
 
@@ -56,6 +56,7 @@ class CallGrades:
     grades: tuple[GradeRow, ...]  # in the order they were given
     resolved: Grade | None  # None: no grade yet
     how: str  # the resolution in words ("two graders agree", "majority 2 of 3", ...)
+    fills_outcome: bool = False  # the resolution is the call's outcome (primary = "human")
 
 
 @dataclass(frozen=True)
