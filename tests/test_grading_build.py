@@ -233,6 +233,7 @@ def test_a_run_without_grades_says_grades_as_logged(make_source, run_cli, tmp_pa
     assert "How outcomes were graded: grades as logged; blinding not recorded." in page
 
 
+@pytest.mark.slow
 def test_each_call_sheet_shows_every_grade_and_the_resolution(make_source, run_cli, tmp_path):
     source = graded_source(make_source, primary="human")
     out = tmp_path / "site"
@@ -242,3 +243,27 @@ def test_each_call_sheet_shows_every_grade_and_the_resolution(make_source, run_c
     section = section[:section.index("</section>")]
     assert "ana: <strong>pass</strong>" in section and "ben: <strong>fail</strong>" in section
     assert "Resolution by the registered review rule: <strong>disputed</strong>" in section
+
+
+def test_a_judge_without_blind_grades_is_flagged_as_uncalibrated(make_source, run_cli):
+    source = make_source(rows_with_judge(), contract=grading_table())
+    result = run_cli("check", source)
+    assert result.exit_code == 0, result.output
+    assert re.search(r"run.toml:\d+: warning \[judge-uncalibrated\] grading.judge_column: the judge's grades "
+                     r"\(judge_grade\) are not calibrated", result.output)
+
+
+def test_three_graders_agree_by_fleiss_kappa_with_a_seeded_bootstrap(make_source):
+    from reportgen.analysis.run import analyze_run
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    third = dict(TRUTH, **{"Y-1": "fail"})
+    source = graded_source(make_source, review="majority",
+                           graders={"ana": TRUTH, "ben": dict(TRUTH, **{"X-2": "fail"}), "cy": third})
+    agreement = analyze_run(load_source(source).runs[0]).grading.agreement
+    assert agreement.kappa.method == "fleiss-kappa-item-bootstrap"
+    # Oracle: statsmodels fleiss_kappa over the items x (pass, fail, disputed) counts; tolerance 1e-12.
+    grades = [TRUTH, dict(TRUTH, **{"X-2": "fail"}), third]
+    counts = [[sum(g[c] == k for g in grades) for k in ("pass", "fail", "disputed")] for c in sorted(TRUTH)]
+    assert agreement.kappa.estimate == pytest.approx(fleiss_kappa(counts), abs=1e-12)
+    assert agreement.kappa.low <= agreement.kappa.estimate <= agreement.kappa.high
