@@ -267,3 +267,12 @@ def test_three_graders_agree_by_fleiss_kappa_with_a_seeded_bootstrap(make_source
     counts = [[sum(g[c] == k for g in grades) for k in ("pass", "fail", "disputed")] for c in sorted(TRUTH)]
     assert agreement.kappa.estimate == pytest.approx(fleiss_kappa(counts), abs=1e-12)
     assert agreement.kappa.low <= agreement.kappa.estimate <= agreement.kappa.high
+
+
+def test_human_primary_names_the_complete_returns_left_ungraded(make_source):
+    from reportgen.analysis.run import analyze_run
+
+    partial = {c: g for c, g in TRUTH.items() if c != "Y-4"}
+    source = graded_source(make_source, primary="human", graders={"ana": partial})
+    grading = analyze_run(load_source(source).runs[0]).grading
+    assert grading.ungraded == ("Y-4",) and grading.n_filled == 6 and grading.agreement is None

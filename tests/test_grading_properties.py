@@ -93,3 +93,16 @@ def test_edge_grade_sets_build_without_nan_on_any_page(graders, judge, rule, tmp
         assert not re.search(r"\b(nan|NaN|inf|Infinity)\b", text), page
     verified = CliRunner().invoke(main, ["verify", str(out / "v1")])
     assert verified.exit_code == 0, verified.output
+
+
+@pytest.mark.slow
+@given(grader_sets, judges, rules)
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_drawn_grade_sets_build_without_nan_on_any_page(graders, judge, rule):
+    with tempfile.TemporaryDirectory() as tmp:
+        source = _source(Path(tmp), graders, judge, rule)
+        out = Path(tmp) / "site"
+        result = CliRunner().invoke(main, ["build", str(source), "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        for page in [*out.rglob("*.html"), *out.rglob("*.json")]:
+            assert not re.search(r"\b(nan|NaN|inf|Infinity)\b", page.read_text("utf-8")), page

@@ -92,6 +92,8 @@ class GradingAnalysis:
     agreement: GraderAgreement | None
     judge: JudgeCalibration | None
     n_filled: int  # calls whose outcome the blind grades filled (primary = "human")
+    # primary = "human": counted complete returns with no settled blind grade, which keep the log's grade
+    ungraded: tuple[str, ...] = ()
 
 
 def analyze_grading(run: ValidatedRun) -> GradingAnalysis | None:
@@ -105,7 +107,9 @@ def analyze_grading(run: ValidatedRun) -> GradingAnalysis | None:
     graded = [c for c in run.calls if c.grades is not None]
     filled = sum(1 for c in graded if grading.rules.primary == "human" and c.status == "ok"
                  and c.grades is not None and c.grades.resolved is not None)
-    return GradingAnalysis(grading, len(blind.key) if blind else 0, len(graded), agreement, judge, filled)
+    ungraded = tuple(c.call_id for c in counted if grading.rules.primary == "human" and c.status == "ok"
+                     and (c.grades is None or c.grades.resolved is None))
+    return GradingAnalysis(grading, len(blind.key) if blind else 0, len(graded), agreement, judge, filled, ungraded)
 
 
 def _agreement(run: ValidatedRun, graders: tuple[str, ...], counted: Sequence[Call]) -> GraderAgreement:
