@@ -276,3 +276,10 @@ def test_human_primary_names_the_complete_returns_left_ungraded(make_source):
     source = graded_source(make_source, primary="human", graders={"ana": partial})
     grading = analyze_run(load_source(source).runs[0]).grading
     assert grading.ungraded == ("Y-4",) and grading.n_filled == 6 and grading.agreement is None
+
+
+def test_an_empty_grades_file_is_one_line(make_source, run_cli):
+    source = graded_source(make_source)
+    (source / "experiments/mini/grades/ben.csv").write_text("")
+    line = one_line(run_cli("check", source), "ben.csv")
+    assert line.startswith("experiments/mini/grades/ben.csv:1: error [invalid] empty: the first line must be the header")

@@ -163,6 +163,8 @@ def _csv_rows(data: bytes, file: str, header: tuple[str, ...], problems: Collect
             start = reader.line_num + 1
     except csv.Error as exc:
         problems.add(file, reader.line_num, "", f"not valid CSV: {exc}")
+    if first:
+        problems.add(file, 1, "", f"empty: the first line must be the header {','.join(header)}")
     return out
 
 
