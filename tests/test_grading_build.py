@@ -283,3 +283,23 @@ def test_an_empty_grades_file_is_one_line(make_source, run_cli):
     (source / "experiments/mini/grades/ben.csv").write_text("")
     line = one_line(run_cli("check", source), "ben.csv")
     assert line.startswith("experiments/mini/grades/ben.csv:1: error [invalid] empty: the first line must be the header")
+
+
+KEY = "sk-proj-" + "q" * 40
+
+
+@pytest.mark.slow
+def test_a_credential_in_a_graders_reason_is_refused_or_redacted(make_source, run_cli, tmp_path):
+    source = graded_source(make_source)
+    path = source / "experiments/mini/grades/ana.csv"
+    path.write_text(path.read_text().replace("looked at it, fail", f"pasted {KEY} by mistake", 1))
+    checked = run_cli("check", source)
+    assert checked.exit_code == 1
+    assert re.search(r"experiments/mini/grades/ana.csv:\d+: error \[credential\]", checked.output)
+    out = tmp_path / "site"
+    built = run_cli("build", source, "--out", out, "--redact")
+    assert built.exit_code == 0, built.output
+    published = [p for p in out.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
+    assert published == []
+    assert "[REDACTED" in (out / "v1/data/mini/grades/ana.csv").read_text()
+    assert run_cli("verify", out / "v1").exit_code == 0
