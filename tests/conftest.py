@@ -21,7 +21,7 @@ from sitecheck import manifest_problems
 # name, so this folder and every group folder are importable whatever is collected first.
 TESTS = Path(__file__).resolve().parent
 GROUPS = ("load", "audit", "analysis", "stats", "claims", "render", "write", "pipeline", "published",
-          "importers", "plan")
+          "importers", "plan", "grading")
 for _folder in (TESTS, *(TESTS / g for g in GROUPS)):
     if str(_folder) not in sys.path:
         sys.path.insert(0, str(_folder))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from reportgen.analysis.grading import GradingAnalysis
 from reportgen.model.claim_keys import Pair
 from reportgen.model.measures import Measure
 from reportgen.model.metric import PASS_FAIL, PrimaryMetric
@@ -129,6 +130,7 @@ class ExperimentAnalysis:
     block_flags: tuple[BlockFlag, ...] = ()
     changes: tuple[ChangeResult, ...] = ()  # longitudinal only
     retries: RetryAnalysis | None = None
+    grading: GradingAnalysis | None = None  # blind grades and the judge: None when the run has neither
 
     @property
     def paired(self) -> PairedComparison | None:

@@ -20,6 +20,7 @@ import numpy as np
 
 from reportgen import stats
 from reportgen.analysis.block_flags import block_flags
+from reportgen.analysis.grading import analyze_grading
 from reportgen.analysis.longitudinal import window_changes
 from reportgen.analysis.paired import pair_rows, paired_comparison
 from reportgen.analysis.ranks import rank_services
@@ -70,6 +71,7 @@ def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
         slices=_slices(run, first, rows), block_flags=block_flags(overall, tuple(blocks)),
         changes=window_changes(run, tuple(blocks)) if contract.design == "longitudinal" else (),
         retries=retry_analysis(run, [c for c in formal if not c.excluded], planned_total),
+        grading=analyze_grading(run),
     )
 
 

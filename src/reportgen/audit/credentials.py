@@ -145,6 +145,8 @@ def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts],
     # A Parquet log is binary (maybe compressed): its values are scanned, row by row.
     files = [(run.log.file, searchable_text(run.log)), (f"{run.rel_folder}/run.toml", run.contract.text.encode("utf-8"))]
     files += [(f"{run.rel_folder}/requests/{hexdigest}.json", data) for hexdigest, data in sorted(run.requests.items())]
+    if run.grading.blind is not None:  # graders' reasons are free text, published with the data
+        files += [(f"{run.grading.blind.folder}/{name}", data) for name, data in run.grading.blind.files.items()]
     known = clean if clean is not None else set()
     own = [(cid, a) for cid, bundle in sorted(artifacts.items()) for a in bundle.files
            if a.derived is None and (a.sha256 not in known or _hashed_now(a) not in known)]

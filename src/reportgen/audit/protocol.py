@@ -13,6 +13,7 @@ from bisect import bisect_right
 from collections import Counter, defaultdict
 from typing import Iterable, Mapping
 
+from reportgen.audit.grading import grading_findings
 from reportgen.audit.identical import identical_outputs
 from reportgen.audit.model_identity import returned_model_findings
 from reportgen.audit.schedule import schedule_findings
@@ -33,7 +34,7 @@ def audit_run(run: ValidatedRun, artifact_hashes: Mapping[str, tuple[str, ...]],
     for check in (_plan, _pilot, _exclusions, _interleaving, _concurrency, _returned_model,
                   _parameters, _repeated_seeds, _repetitions, _clusters, _window,
                   _retries, _selection, _missing_requests, _complete_without_artifact, _written_after_run,
-                  _fewer_than_listed, schedule_findings):
+                  _fewer_than_listed, schedule_findings, grading_findings):
         findings.extend(check(run, artifact_hashes))
     numbered = []
     counts: Counter[str] = Counter()

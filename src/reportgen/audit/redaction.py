@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
+from types import MappingProxyType
 from typing import Any
 
 from reportgen.audit.credentials import redact as redact_bytes
@@ -21,6 +23,7 @@ from reportgen.load.requests import request_hash
 from reportgen.model.artifacts import CallArtifacts, sha256
 from reportgen.model.calls import Call
 from reportgen.model.findings import Finding
+from reportgen.model.grading import Grading
 from reportgen.model.source import RedactionSummary, ValidatedRun
 
 
@@ -61,9 +64,11 @@ def redact_run(run: ValidatedRun, artifacts: dict[str, CallArtifacts], findings:
                 artifact = dataclasses.replace(artifact, content=red, sha256=sha256(red), redacted_from=artifact.sha256)
             files.append(artifact)
         new_artifacts[call_id] = CallArtifacts(call_id, tuple(files))
+    grading = _redacted_grades(run, redact, record)
     summary: RedactionSummary = {"schema": "reportgen.redactions/1", "requests": request_hashes, "files": records}
     calls = tuple(_redact_call(c, allowed) for c in run.calls)  # the pages show the log's fields too
-    run = dataclasses.replace(run, log_bytes=log_bytes, requests=requests, redactions=(summary,), calls=calls)
+    run = dataclasses.replace(run, log_bytes=log_bytes, requests=requests, redactions=(summary,), calls=calls,
+                              grading=grading)
     notes = tuple(
         dataclasses.replace(f, code="credential-redacted", severity="warning",
                             message=f"{f.message.split(':')[0]} was replaced by a [REDACTED] marker in the "
@@ -73,6 +78,20 @@ def redact_run(run: ValidatedRun, artifacts: dict[str, CallArtifacts], findings:
     return run, new_artifacts, tuple(f for f in findings if f.code != "credential") + notes
 
 
+def _redacted_grades(run: ValidatedRun, redact: Callable[[bytes], tuple[bytes, list[tuple[int, str]]]],
+                     record: Callable[[str, bytes, bytes, list[tuple[int, str]]], None]) -> Grading:
+    """The grades files as published: a credential in a grader's reason replaced."""
+    blind = run.grading.blind
+    if blind is None:
+        return run.grading
+    files = {}
+    for name, data in blind.files.items():
+        files[name], found = redact(data)
+        if found:
+            record(f"{blind.folder}/{name}", data, files[name], found)
+    return dataclasses.replace(run.grading, blind=dataclasses.replace(blind, files=MappingProxyType(files)))
+
+
 def _text(value: str, allowed: frozenset[str]) -> str:
     return redact_bytes(value.encode("utf-8"), allowed)[0].decode("utf-8") if value else value
 
@@ -80,6 +99,9 @@ def _text(value: str, allowed: frozenset[str]) -> str:
 def _redact_call(call: Call, allowed: frozenset[str]) -> Call:
     changes: dict[str, Any] = {f.name: _text(getattr(call, f.name), allowed) for f in dataclasses.fields(call)
                if isinstance(getattr(call, f.name), str) and f.name not in ("call_id", "request_hash")}
+    if call.grades is not None:  # each grader's reason, as the call's sheet shows it
+        changes["grades"] = dataclasses.replace(call.grades, grades=tuple(
+            dataclasses.replace(g, reason=_text(g.reason, allowed)) for g in call.grades.grades))
     return dataclasses.replace(call, extra={k: _text(v, allowed) for k, v in call.extra.items()}, **changes)
 
 

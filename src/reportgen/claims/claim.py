@@ -18,7 +18,7 @@ from reportgen.model.measures import Unit
 from reportgen.stats import BootstrapEstimate, Estimate, PairedEstimate, TestResult, Verdict
 
 ClaimKind = Literal["rate", "difference", "paired_difference", "test", "decision", "rank",
-                    "count", "quantity"]
+                    "count", "quantity", "agreement", "corrected_rate"]
 RESULTS_SCHEMA = "reportgen.results/1"
 
 RANK_METHOD = "simultaneous-pairwise-rank"

@@ -9,6 +9,7 @@ from reportgen.analysis.cautions import exploratory_caution, reference_gap_cauti
 from reportgen.analysis.results import ComparisonResult, ExperimentAnalysis, GroupAnalysis, ServiceResult
 from reportgen.claims.claim import Claim, Count, Decision, Quantity, Tested
 from reportgen.claims.designs import change_claims, paired_claims, rank_claims, retry_claims
+from reportgen.claims.grading import grading_claims, judge_flags
 from reportgen.claims.scope import Scope
 from reportgen.claims.weakens import weakens
 from reportgen.model.claim_keys import Pair, Subject
@@ -41,6 +42,7 @@ def build_claims(analysis: ExperimentAnalysis, findings: tuple[Finding, ...] = (
                                 headline_only=True)
     claims += change_claims(analysis)
     claims += retry_claims(analysis)
+    claims += grading_claims(analysis)
     flagged: dict[Subject, list[str]] = {}
     for flag in analysis.block_flags:
         flagged.setdefault(flag.pair, []).append(flag.message)
@@ -48,7 +50,8 @@ def build_claims(analysis: ExperimentAnalysis, findings: tuple[Finding, ...] = (
     cautions = _Cautions(analysis)
     return tuple(
         dataclasses.replace(c, findings=tuple(f.id for f in warnings if weakens(f, c.key)),
-                            flags=(tuple(flagged.get(c.key.subject, ())) if _flaggable(c) else ()) + cautions.of(c))
+                            flags=(tuple(flagged.get(c.key.subject, ())) if _flaggable(c) else ()) + cautions.of(c)
+                            + c.flags + judge_flags(analysis.grading, c.key))
         for c in claims
     )
 

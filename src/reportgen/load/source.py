@@ -15,6 +15,7 @@ from reportgen.load.blocks import resolve_blocks
 from reportgen.load.calllog import MAX_LOG_BYTES, find_log, read_log
 from reportgen.load.contract import load_contract, load_site_config
 from reportgen.load.design_checks import check_design
+from reportgen.load.grades import load_grading
 from reportgen.load.contents import FileHashes, read_run_files
 from reportgen.load.requests import _check_requests
 from reportgen.load.rows import _parse_calls, check_artifact_paths
@@ -146,10 +147,11 @@ def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifact
     # A published version records the hashes of request bodies it redacted; a source
     # folder never gets to declare its own exceptions.
     redacted = {} if check_artifacts else _published_redactions(folder)
+    grading, calls = load_grading(contract, log, calls, files.data, rel_folder, problems)
     check_design(contract, calls, log.file, problems)
     requests = _check_requests(calls, folder, rel_folder, log.file, problems, redacted)
     return ValidatedRun(contract, folder, rel_folder, log, tuple(calls), requests,
-                        log_bytes=log.data, files=files)
+                        log_bytes=log.data, files=files, grading=grading)
 
 
 def _published_redactions(folder: Path) -> dict[str, str]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Mapping
 
+from reportgen.model.grading import CallGrades
 from reportgen.model.outcomes import Outcome, Status, classify, counts_as_pass
 
 TRUE_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
@@ -38,6 +39,7 @@ class Call:
     disputed: bool
     phase: str
     extra: Mapping[str, str]  # every other column, as written
+    grades: CallGrades | None = None  # its blind grades and their resolution (grades/ folder)
 
     @property
     def outcome(self) -> Outcome:

@@ -50,6 +50,7 @@ class Measure(StrEnum):
     JUDGE_CORRECTED_PASS_RATE = "judge_corrected_pass_rate"
     JUDGE_SENSITIVITY = "judge_sensitivity"
     JUDGE_SPECIFICITY = "judge_specificity"
+    JUDGE_CORRECTED_DIFFERENCE = "judge_corrected_difference"
 
 
 class Unit(StrEnum):

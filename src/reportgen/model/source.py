@@ -11,6 +11,7 @@ from reportgen.model.artifacts import CallArtifacts
 from reportgen.model.calls import Call
 from reportgen.model.config import RunContract, SiteConfig
 from reportgen.model.findings import Finding
+from reportgen.model.grading import Grading, GradingRules
 
 
 class RedactionSummary(TypedDict):
@@ -59,6 +60,7 @@ class ValidatedRun:
     log_bytes: bytes = b""  # the call log as published (redacted when --redact replaced a credential)
     redactions: tuple[RedactionSummary, ...] = ()  # what --redact replaced, file by file
     files: RunFiles | None = None  # the run folder as read
+    grading: Grading = Grading(GradingRules())  # [grading], the blind grades and the judge's
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,9 @@ def _data_files(run: RunReport) -> dict[str, bytes]:
     }
     if vr.contract.schedule is not None:  # the audit holds the log to it: verify must read it too
         files[f"data/{rid}/schedule.csv"] = vr.contract.schedule.data
+    if vr.grading.blind is not None:  # the build joins them and verify recomputes from them
+        for name, data in vr.grading.blind.files.items():
+            files[f"data/{rid}/grades/{name}"] = data
     redactions = redactions_json(vr)
     if redactions is not None:
         files[f"data/{rid}/redactions.json"] = redactions

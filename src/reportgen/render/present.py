@@ -87,6 +87,8 @@ def interval(claim: Shown) -> str:
         return ""
     if claim.kind == "rank":
         return f"[ranks {claim.low:g}–{claim.high:g}]"
+    if claim.kind == "agreement":
+        return f"[{claim.low:.2f}, {claim.high:.2f}]"
     if claim.unit == Unit.SCORE or _paired(claim) or claim.kind in ("difference", "decision"):
         # a paired pass/fail difference to two decimals, as the paired analyses are usually reported
         return _metric(claim).interval_text(claim.low, claim.high, 2 if _paired(claim) else 1)
@@ -112,6 +114,12 @@ def value(claim: Shown) -> str:
     """The claim's number as the pages show it (interval shown separately)."""
     if claim.kind == "rate":
         return f"{percent(claim.estimate)} ({claim.numerator}/{claim.denominator})"
+    if claim.kind == "agreement":
+        return "κ not defined" if claim.estimate is None or not math.isfinite(claim.estimate) else (
+            f"κ = {claim.estimate:.2f}")
+    if claim.kind == "corrected_rate":
+        return "not estimable" if claim.estimate is None or not math.isfinite(claim.estimate) else (
+            percent(claim.estimate))
     if claim.kind in ("difference", "paired_difference"):
         return _metric(claim).difference_text(claim.estimate, 2 if claim.kind == "paired_difference" else 1)
     if claim.kind == "decision":
