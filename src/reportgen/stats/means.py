@@ -55,7 +55,10 @@ def welch_difference(b: ArrayLike, a: ArrayLike, confidence_level: float = 0.95)
     if se <= 64 * np.finfo(float).eps * scale:
         # Every score equal within each service: the spread is zero up to rounding.
         return _undefined(mean, level, ALL_TIES_WELCH, zero_width=True)
-    df = (vb / nb + va / na) ** 2 / ((vb / nb) ** 2 / (nb - 1) + (va / na) ** 2 / (na - 1))
+    # Welch–Satterthwaite df from each sample's share of the variance: the textbook form
+    # squares variances, which underflow to zero for tiny but nonzero spreads.
+    share_b, share_a = (vb / nb) / se**2, (va / na) / se**2
+    df = 1.0 / (share_b**2 / (nb - 1) + share_a**2 / (na - 1))
     half = float(student_t.ppf(0.5 + level / 2.0, df)) * se
     t_stat = mean / se
     p = float(min(1.0, 2.0 * student_t.sf(abs(t_stat), df)))
