@@ -196,6 +196,8 @@ class VersionWriter:
                 share = helper.result()
                 if share is None:
                     raise PublishError("a page-writing process failed; nothing was published")
+                if share.error is not None:  # a full disk, say: the same one line as in the build's own process
+                    raise OSError(*share.error)
                 self.hashes.update(share.hashes)
                 self.stats.update(share.stats)
                 self.stored.update(share.stored)
@@ -210,7 +212,13 @@ class VersionWriter:
         """In a forked helper: take jobs until none is left; what they wrote."""
         self.parent, self.hashes, self.stats = parent, {}, {}
         self.stored, self.notes = {}, {}
-        queue.run()
+        try:
+            queue.run()
+        except OSError as exc:  # sent back, not printed: the build says it as its own, in one line
+            queue.stop()  # no process takes another job
+            if exc.errno is None:
+                raise
+            return _Written({}, {}, {}, {}, (exc.errno, exc.strerror or os.strerror(exc.errno), exc.filename))
         return _Written(self.hashes, self.stats, self.stored, self.notes)
 
     def commit(self) -> Path:
@@ -248,6 +256,7 @@ class _Written:
     stats: dict[str, tuple[int, int, int]]
     stored: dict[str, str]
     notes: dict[str, object]
+    error: tuple[int, str, str | None] | None = None  # a system error (errno, message, path) that stopped it
 
 
 class _TaskQueue:
