@@ -28,6 +28,7 @@ from reportgen import __version__
 from reportgen.load.contents import FileHashes
 from reportgen.load.files import plain_files
 from reportgen.render import svg
+from reportgen.render.render_cache import read_record
 from reportgen.render.svg import cache_key
 from reportgen.write.store import store_folder
 
@@ -106,7 +107,7 @@ def render_entries(runs: Iterable[RunReport]) -> dict[str, list]:
     entries: dict[str, list] = {}
     for run in runs:
         for sha, r in run.renders.items():
-            entries[cache_key(sha, run.settings)] = [r.png_sha256, r.safe_svg_sha256, list(r.notes)]
+            entries[cache_key(sha, run.settings)] = [r.png_sha256, r.safe_svg_sha256, list(r.notes)]  # notes: see below
     return entries
 
 
@@ -183,9 +184,13 @@ def up_to_date(path: Path, key: str, cache: Path, folder: Path) -> Remembered | 
 def _renders_unchanged(cache: Path, renders: Mapping[str, list]) -> bool:
     # A render that ran out of time is cached as such; were it gone, drawing it again
     # might come out differently, so the version would not be the same.
-    for key, expected in renders.items():
-        record = svg.read_record(cache / f"{key}.json", key)
-        if record is None or [record["png"], record["safe_svg"], record["notes"]] != expected:
+    # The notes the record keeps are those drawing added, the last of the render's (the
+    # others are made again from the SVG, which the inputs' key covers).
+    for key, (png, safe, notes) in renders.items():
+        record = read_record(cache / f"{key}.json", key)
+        if record is None or (record.png, record.safe_svg) != (png, safe):
+            return False
+        if record.drawn and tuple(notes[-len(record.drawn):]) != record.drawn:
             return False
     return True
 

@@ -26,7 +26,7 @@ from reportgen.pipeline.source_reading import SourceReading
 from reportgen.pipeline.summary import BuildSummary, summary_of
 from reportgen.load.source import load_source
 from reportgen.model.source import SourceSnapshot, ValidatedSource
-from reportgen.render.svg import RenderCache
+from reportgen.render.render_cache import RenderCache
 
 if TYPE_CHECKING:
     from reportgen.render.report import Report
