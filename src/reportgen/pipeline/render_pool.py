@@ -16,7 +16,7 @@ from reportgen.load.contract import load_contract
 from reportgen.model.artifacts import Artifact, CallArtifacts, Render, RenderSettings
 from reportgen.model.source import RunFiles, ValidatedRun
 from reportgen.render.render_cache import RenderCache, render_and_keep
-from reportgen.render.svg import contract_render_settings, render_settings
+from reportgen.render.svg import RenderBudget, contract_render_settings, render_settings
 
 
 class BackgroundRenders:
@@ -29,6 +29,9 @@ class BackgroundRenders:
         self.progress = progress
         self.pool = runner.render_thread()
         self.processes = runner.processes
+        tuning = runner.render_tuning
+        self.budget = RenderBudget(tuning.render_seconds)  # every run's drawings together
+        self.batch_max = tuning.render_batch_max
         self.stop = threading.Event()
         # Per run: its renderer settings and the render jobs started for it, each with
         # the sha256 of the SVGs it renders.
@@ -87,7 +90,7 @@ class BackgroundRenders:
         if missing:
             self.progress.stage(f"rendering {len(missing)} distinct SVGs of {run_id} in the background")
             jobs.append((missing, self.pool.submit(render_and_keep, missing, settings, self.cache, self.processes,
-                                                   stop=self.stop)))
+                                                   stop=self.stop, budget=self.budget, batch_max=self.batch_max)))
 
     def result(self, run: ValidatedRun) -> tuple[RenderSettings, dict[str, Render]]:
         settings, jobs = self.jobs[run.contract.id]

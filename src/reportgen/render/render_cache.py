@@ -24,7 +24,8 @@ from pathlib import Path
 from reportgen.atomic import write_atomic
 from reportgen.model.artifacts import Render, RenderSettings, sha256
 from reportgen.render import svg
-from reportgen.render.svg import NOT_KEPT, OUT_OF_TIME, cache_key, drawing_notes, render_all, timeout_note
+from reportgen.render.svg import (BUILD_OUT_OF_TIME, NOT_KEPT, OUT_OF_TIME, RenderBudget, cache_key, drawing_notes,
+                                  render_all, timeout_note)
 
 RECORD_FORMAT = "reportgen.render/2"
 
@@ -162,11 +163,12 @@ def _made_of(shown: str, text: str) -> bool:
 
 def render_and_keep(svgs: Mapping[str, bytes], settings: RenderSettings, cache: RenderCache,
                     processes: int | None = None, tick: Callable[[], None] = lambda: None,
-                    stop: threading.Event | None = None) -> dict[str, Render]:
+                    stop: threading.Event | None = None, budget: RenderBudget | None = None,
+                    batch_max: int | None = None) -> dict[str, Render]:
     """Render SVGs the cache does not hold, and keep the renders in it."""
     cache.misses += len(svgs)
-    fresh = render_all(svgs, settings, processes, tick, stop)
+    fresh = render_all(svgs, settings, processes, tick, stop, budget, batch_max)
     for sha, render in fresh.items():
-        if not any(note.startswith((NOT_KEPT, OUT_OF_TIME)) for note in render.notes):
+        if not any(note.startswith((NOT_KEPT, OUT_OF_TIME, BUILD_OUT_OF_TIME)) for note in render.notes):
             cache.put(render, settings, svgs[sha])
     return fresh

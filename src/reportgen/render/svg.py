@@ -16,6 +16,7 @@ import os
 import re
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
@@ -68,8 +69,27 @@ def worker_context() -> multiprocessing.context.BaseContext:
     return context
 
 
+class RenderBudget:
+    """The time a build gives all its drawings, every run's together, from its first
+    render: past it, the drawings not yet rendered are said to be not rendered (and are
+    drawn by the next build), however many there are and however long each takes."""
+
+    def __init__(self, seconds: float | None = None) -> None:
+        self.seconds = BUILD_RENDERS_SECONDS if seconds is None else seconds
+        self.started: float | None = None
+
+    def left(self) -> float:
+        if self.started is None:
+            self.started = time.monotonic()
+        return max(0.0, self.seconds - (time.monotonic() - self.started))
+
+    def note(self) -> str:
+        return f"{BUILD_OUT_OF_TIME} ({self.seconds:g} s for all its drawings); the next build draws it"
+
+
 def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: int | None = None,
-               tick: Callable[[], None] = lambda: None, stop: threading.Event | None = None) -> dict[str, Render]:
+               tick: Callable[[], None] = lambda: None, stop: threading.Event | None = None,
+               budget: RenderBudget | None = None, batch_max: int | None = None) -> dict[str, Render]:
     """Render each distinct SVG once (keyed by its sha256), in parallel worker processes.
 
     Workers come from a fresh server process (forkserver), never forked from the build
@@ -79,12 +99,15 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
     the renderer."""
     if not svgs:
         return {}
+    budget = budget or RenderBudget()
+    if budget.left() <= 0:
+        return {sha: _failed(sha, budget.note()) for sha in svgs}
     pending = dict(sorted(svgs.items()))
     processes = max(1, min(processes or os.cpu_count() or 1, len(pending)))
     context = worker_context()
     results: dict[str, Render] = {}
     strikes: dict[str, int] = {}
-    size = _batch_size(len(pending), processes)
+    size = _batch_size(len(pending), processes, batch_max or BATCH_MAX)
     while pending:
         broken: list[str] = []
         with ProcessPoolExecutor(processes, mp_context=context, initializer=_init_worker) as pool:
@@ -93,8 +116,10 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
             futures = {pool.submit(render_batch, items[i:i + size], settings): [sha for sha, _ in items[i:i + size]]
                        for i in range(0, len(items), size)}
             # Each render stops itself at the budget, or its worker at HARD_FACTOR times it;
-            # this backstop covers the rest, and never grows past RENDERS_SECONDS.
-            backstop = min(settings.seconds * (len(pending) / processes + 2) + 30, RENDERS_SECONDS)
+            # this backstop covers the rest, and never grows past RENDERS_SECONDS, nor past
+            # what is left of the build's time for all its drawings.
+            per_run = min(settings.seconds * (len(pending) / processes + 2) + 30, RENDERS_SECONDS)
+            backstop = min(per_run, budget.left())
             try:
                 for future in as_completed(futures, timeout=backstop):
                     if stop is not None and stop.is_set():  # the build failed: render no more
@@ -110,10 +135,10 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
                     for _ in shas:
                         tick()
             except FuturesTimeout:
+                late = budget.note() if backstop < per_run else f"{OUT_OF_TIME} ({backstop:.0f} s); the next build draws it"
                 for future, shas in futures.items():
                     future.cancel()
-                    results.update((sha, _failed(sha, f"{OUT_OF_TIME} ({backstop:.0f} s); the next build draws it"))
-                                   for sha in shas if sha not in results)
+                    results.update((sha, _failed(sha, late)) for sha in shas if sha not in results)
                 _kill_workers(pool)
         pending, size = {}, 1  # a retried file is rendered on its own: a crash takes down only itself
         for sha in broken:
@@ -131,17 +156,19 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
 NOT_KEPT = "not rendered: the renderer failed"
 OUT_OF_TIME = "not rendered: the drawings of this run ran past the build's time for them"
 RENDERS_SECONDS = 1800.0  # the longest a build waits for one run's drawings
+BUILD_OUT_OF_TIME = "not rendered: the build's time for drawings ran out"
+BUILD_RENDERS_SECONDS = 3600.0  # the longest a build waits for all its drawings (Tuning.render_seconds)
 
 
-def _batch_size(n: int, processes: int) -> int:
+def _batch_size(n: int, processes: int, batch_max: int) -> int:
     """SVGs sent to a worker at a time: enough that a render (some milliseconds) is not
     kept waiting for the build process to hand over the next (its thread that feeds the
     workers runs only when the busy build lets go of the interpreter), few enough that
     every worker gets several batches and they finish together."""
-    return max(1, min(BATCH_MAX, n // (processes * 8)))
+    return max(1, min(batch_max, n // (processes * 8)))
 
 
-BATCH_MAX = 32
+BATCH_MAX = 32  # the default of Tuning.render_batch_max
 
 
 def render_batch(items: list[tuple[str, bytes]], settings: RenderSettings) -> list[Render]:
