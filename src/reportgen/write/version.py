@@ -25,7 +25,7 @@ from typing import Callable, Mapping, Sequence
 
 import jinja2
 
-from reportgen.atomic import write_atomic
+from reportgen.atomic import write_all, write_atomic
 from reportgen.errors import ReportgenError
 from reportgen.fork import Forked, may_fork
 from reportgen.model.config import parse_timestamp
@@ -297,12 +297,8 @@ def _write_file(root: Path, rel: str, data: bytes) -> tuple[int, int, int]:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = os.open(path, _CREATE, 0o666)
     try:
-        rest = memoryview(data)
-        while rest:
-            rest = rest[os.write(fd, rest):]
+        write_all(fd, data, path)
         st = os.fstat(fd)
-    except OSError as exc:
-        raise store.named(exc, path) from None
     finally:
         os.close(fd)
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns
