@@ -5,6 +5,7 @@ drawing adds are read only in the renderer's own shapes, checked against the dra
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -74,14 +75,22 @@ def test_records_edited_with_a_matching_check_publish_what_a_clean_build_does(ma
         assert b"the SVG gives no size" in published, label
 
 
+def embedded() -> bytes:
+    png = base64.b64encode(svg._empty_png()).decode()
+    return ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="40" '
+            f'height="30"><image xlink:href="data:image/png;base64,{png}" width="9" height="9"/></svg>').encode()
+
+
 def test_a_kept_render_gives_the_notes_the_renderer_gave(tmp_path: Path):
-    items = {sha256(d): d for d in (REPAIRED.encode(), UNSIZED.encode(), EXTERNAL.encode(), svg_for("a").encode())}
+    drawn = (REPAIRED.encode(), UNSIZED.encode(), EXTERNAL.encode(), embedded(), svg_for("a").encode())
+    items = {sha256(d): d for d in drawn}
     fresh = render_and_keep(items, SETTINGS, RenderCache(tmp_path / "cache"), processes=1)
     assert any("external reference(s) refused" in n for n in fresh[sha256(EXTERNAL.encode())].notes)
+    assert any("embedded data: image(s) decoded" in n for n in fresh[sha256(embedded())].notes)
     again = RenderCache(tmp_path / "cache")
     for sha, data in items.items():
         kept = again.get(sha, SETTINGS, lambda: data)
-        assert kept == fresh[sha]
+        assert kept == fresh[sha]  # kept, with the renderer's own notes
 
 
 def test_a_note_in_no_shape_the_renderer_writes_is_not_kept(tmp_path: Path):
@@ -96,7 +105,7 @@ def test_the_shapes_of_the_notes_drawing_adds():
     data = EXTERNAL.encode()
     assert drawn_notes_hold((svg.timeout_note(10.0),), data, SETTINGS)
     assert not drawn_notes_hold((svg.timeout_note(99.0),), data, SETTINGS)
-    assert drawn_notes_hold(("2 embedded data: image(s) decoded and drawn: png 9×9, jpeg 3×4",), data, SETTINGS)
+    assert drawn_notes_hold(("2 embedded data: image(s) decoded and drawn: PNG 9×9, JPEG 3×4",), data, SETTINGS)
     assert not drawn_notes_hold(("2 embedded data: image(s) decoded and drawn: <script>",), data, SETTINGS)
     assert drawn_notes_hold((svg.refused_note(["https://example.org/a.png"] * 2),), data, SETTINGS)
     assert not drawn_notes_hold((svg.refused_note(["https://example.org/b.png"]),), data, SETTINGS)

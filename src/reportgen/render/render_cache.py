@@ -127,7 +127,7 @@ def read_record(path: Path, key: str) -> RenderRecord | None:
 
 # The notes drawing adds, in the shapes the renderer writes them (see svg.render_one).
 _IMAGES = re.compile(r"[1-9][0-9]{0,5} embedded data: image\(s\) decoded and drawn: "
-                     r"[a-z]{1,8} [0-9]{1,6}×[0-9]{1,6}(, [a-z]{1,8} [0-9]{1,6}×[0-9]{1,6}){0,40}")
+                     r"(PNG|JPEG|GIF) [0-9]{1,6}×[0-9]{1,6}(, (PNG|JPEG|GIF) [0-9]{1,6}×[0-9]{1,6}){0,200}")
 _REFUSED = re.compile(r"[1-9][0-9]{0,5} external reference\(s\) refused and drawn as nothing: (.*)", re.S)
 
 
