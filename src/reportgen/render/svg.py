@@ -136,9 +136,10 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
                         tick()
             except FuturesTimeout:
                 late = budget.note() if backstop < per_run else f"{OUT_OF_TIME} ({backstop:.0f} s); the next build draws it"
-                for future, shas in futures.items():
-                    future.cancel()
+                for shas in futures.values():
                     results.update((sha, _failed(sha, late)) for sha in shas if sha not in results)
+                # Not cancelled one by one: the killed pool fails what is left, and (Python
+                # 3.11) failing a cancelled future raises in the pool's own thread.
                 _kill_workers(pool)
         pending, size = {}, 1  # a retried file is rendered on its own: a crash takes down only itself
         for sha in broken:

@@ -47,11 +47,11 @@ def broken(pages: Mapping[str, PageAnchors]) -> list[str]:
             path = _resolve(rel, html.unescape(target))
             if path is None:
                 continue
-            wanted = unquote(html.unescape(fragment))
+            raw = html.unescape(fragment)  # a browser looks for the id as written, then percent-decoded
             if path not in pages:
                 if path.endswith(".html"):
                     out.append(f"{rel}: link to {target}#{fragment}: no such page in the version")
-            elif wanted not in pages[path].ids and wanted != "top":
+            elif not ({raw, unquote(raw)} & pages[path].ids) and raw != "top":
                 out.append(f"{rel}: link to {target}#{fragment}: {path} has no element with this id")
     return out
 
