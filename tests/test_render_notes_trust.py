@@ -113,3 +113,5 @@ def test_the_shapes_of_the_notes_drawing_adds():
     assert drawn_notes_hold((svg.refused_note(["a, b", "c"]),), two, SETTINGS)
     assert not drawn_notes_hold((svg.refused_note(["a, b", "d"]),), two, SETTINGS)
     assert not drawn_notes_hold(("anything else",), data, SETTINGS)
+    assert drawn_notes_hold((svg.ENDLESS,), data, SETTINGS)
+    assert not drawn_notes_hold(("not rendered: ValueError: <b>what cairo said</b>",), data, SETTINGS)

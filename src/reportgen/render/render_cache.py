@@ -8,8 +8,8 @@ not come from the record: the notes the renderer gives a drawing before it draws
 (repairs, an assumed size, why it cannot be drawn) are made again from the SVG itself;
 the record keeps only the notes drawing added, and each is read only in a shape the
 renderer writes, checked against the drawing (a refused reference must be one the SVG
-holds). A render with any other note (an error the renderer raised) is not kept: it is
-drawn again by the next build.
+holds), or a failure in the renderer's fixed words. A render with any other note (the
+text of an error the renderer raised) is not kept: it is drawn again by the next build.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from pathlib import Path
 from reportgen.atomic import write_atomic
 from reportgen.model.artifacts import Render, RenderSettings, sha256
 from reportgen.render import svg
-from reportgen.render.svg import (BUILD_OUT_OF_TIME, NOT_KEPT, OUT_OF_TIME, RenderBudget, cache_key, drawing_notes,
-                                  render_all, timeout_note)
+from reportgen.render.svg import (BUILD_OUT_OF_TIME, ENDLESS, NOT_KEPT, OUT_OF_TIME, TOO_DEEP, TOO_LARGE, RenderBudget,
+                                  cache_key, drawing_notes, render_all, timeout_note)
 
 RECORD_FORMAT = "reportgen.render/2"
 
@@ -117,7 +117,8 @@ def read_record(path: Path, key: str) -> RenderRecord | None:
         body = json.loads(path.read_text("utf-8"))
         png, safe, drawn = body["png"], body["safe_svg"], body["drawn"]
         if not (body.get("format") == RECORD_FORMAT and isinstance(drawn, list)
-                and all(isinstance(n, str) for n in drawn) and all(x is None or isinstance(x, str) for x in (png, safe))):
+                and all(isinstance(n, str) for n in drawn)
+                and all(x is None or isinstance(x, str) for x in (png, safe))):
             return None
         record = RenderRecord(png, safe, tuple(drawn))
         return record if body.get("check") == _record_check(key, record) else None
@@ -132,12 +133,12 @@ _REFUSED = re.compile(r"[1-9][0-9]{0,5} external reference\(s\) refused and draw
 
 
 def drawn_notes_hold(notes: tuple[str, ...], data: bytes, settings: RenderSettings) -> bool:
-    """Whether each note is one drawing ``data`` can add: the time budget's, the
-    embedded images' (numbers and kinds only), or the refused references', each of
-    which the SVG holds."""
+    """Whether each note is one drawing ``data`` can add: the time budget's, a failure
+    in fixed words, the embedded images' (numbers and kinds only), or the refused
+    references', each of which the SVG holds."""
     text = data.decode("utf-8", "replace")
     for note in notes:
-        if note == timeout_note(settings.seconds) or _IMAGES.fullmatch(note):
+        if note == timeout_note(settings.seconds) or note in (ENDLESS, TOO_LARGE, TOO_DEEP) or _IMAGES.fullmatch(note):
             continue
         refused = _REFUSED.fullmatch(note)
         if refused is None or not _made_of(refused.group(1), text):

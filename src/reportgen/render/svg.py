@@ -135,7 +135,8 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
                     for _ in shas:
                         tick()
             except FuturesTimeout:
-                late = budget.note() if backstop < per_run else f"{OUT_OF_TIME} ({backstop:.0f} s); the next build draws it"
+                late = (budget.note() if backstop < per_run
+                        else f"{OUT_OF_TIME} ({backstop:.0f} s); the next build draws it")
                 for shas in futures.values():
                     results.update((sha, _failed(sha, late)) for sha in shas if sha not in results)
                 # Not cancelled one by one: the killed pool fails what is left, and (Python
@@ -191,7 +192,7 @@ def _render_alone(sha: str, data: bytes, settings: RenderSettings) -> Render:
     except _RenderTimeout:
         return _failed(sha, timeout_note(settings.seconds))
     except RecursionError:
-        return _failed(sha, "not rendered: the SVG is nested or refers to itself too deeply")
+        return _failed(sha, TOO_DEEP)
     except Exception as exc:  # noqa: BLE001 - whatever a hostile file raises is its own note
         return _failed(sha, f"not rendered: {type(exc).__name__}: {str(exc)[:200]}")
     finally:
@@ -329,9 +330,9 @@ def render_one(data: bytes, settings: RenderSettings) -> Render:
     except EmbeddedImageRefused as exc:
         return _failed(svg_sha, f"not rendered: {exc}", notes)
     except RecursionError:
-        return _failed(svg_sha, "not rendered: the SVG references itself without end", notes)
+        return _failed(svg_sha, ENDLESS, notes)
     except MemoryError:
-        return _failed(svg_sha, "not rendered: the SVG needs more memory than the renderer may use", notes)
+        return _failed(svg_sha, TOO_LARGE, notes)
     except Exception as exc:  # CairoSVG raises many types for bad input; all are notes
         return _failed(svg_sha, f"not rendered: {type(exc).__name__}: {str(exc)[:200]}", notes)
     image_note = fetcher.images.note()
@@ -370,6 +371,12 @@ def _read_drawing(data: bytes, svg_sha: str, settings: RenderSettings
         return _failed(svg_sha, f"not rendered: a {width:g}×{height:g} drawing would be "
                        f"{out_height} px tall at {settings.width} px wide (limit {settings.max_height})", notes)
     return prepared.data, prepared.root, notes, (width, height), out_height
+
+
+# Notes of drawings that fail as they are drawn, in words of their own (a cache record may keep them).
+ENDLESS = "not rendered: the SVG references itself without end"
+TOO_LARGE = "not rendered: the SVG needs more memory than the renderer may use"
+TOO_DEEP = "not rendered: the SVG is nested or refers to itself too deeply"
 
 
 def timeout_note(seconds: float) -> str:
