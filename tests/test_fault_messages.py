@@ -9,6 +9,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from reportgen.published.verify import verify_version
 from reportgen.write.lock import LOCK_NAME
 from test_site_lock import hold_lock
@@ -20,6 +22,7 @@ def published(out: Path) -> dict[str, bytes]:
             if p.is_file() and p.relative_to(out).parts[0] != "store" and p.name != LOCK_NAME}
 
 
+@pytest.mark.slow  # it waits 2 s for the build that holds the site
 def test_a_quiet_build_that_waits_says_for_whom(make_source, tmp_path, run_cli, render_cache):
     source, out = make_source(), tmp_path / "site"
     holder = hold_lock(out, 2, tmp_path / "c")
