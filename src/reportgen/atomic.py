@@ -32,3 +32,14 @@ def named(exc: OSError, path: str | Path) -> OSError:
     if exc.filename is not None or exc.errno is None:
         return exc
     return type(exc)(exc.errno, exc.strerror, str(path))
+
+
+def write_all(fd: int, data: bytes, path: str | Path) -> None:
+    """Write ``data`` whole to the open file ``fd`` (os.write may write less than asked);
+    an error names ``path`` (a full disk says which file)."""
+    rest = memoryview(data)
+    try:
+        while rest:
+            rest = rest[os.write(fd, rest):]
+    except OSError as exc:
+        raise named(exc, path) from None

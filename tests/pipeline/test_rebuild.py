@@ -85,12 +85,12 @@ def test_label_redact_and_renders_are_inputs(make_source, run_cli, tmp_path, ren
     # --redact publishes other bytes (a redactions record at least).
     _, output = build(run_cli, source, out, "--force", "--redact")
     assert output.startswith("built ")
-    # A render the cache now holds differently (here: other notes) is a full build.
+    # A render the cache now holds differently (here: other notes drawing added) is a full build.
     _, output = build(run_cli, source, out, "--force", "--redact")
     assert "is up to date" in output
-    entry = next(p for p in sorted(render_cache.glob("*.json")) if "notes" in json.loads(p.read_text()))
+    entry = next(p for p in sorted(render_cache.glob("*.json")) if p.name != "sheets.json")
     record = json.loads(entry.read_text())  # a render's record (sheets.json lies beside them)
-    entry.write_text(json.dumps({**record, "notes": ["changed"]}))
+    entry.write_text(json.dumps({**record, "drawn": ["changed"]}))
     _, output = build(run_cli, source, out, "--force", "--redact")
     assert output.startswith("built ")
 

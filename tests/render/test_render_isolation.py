@@ -15,7 +15,8 @@ from conftest import ROOT, svg_for
 from reportgen.model.artifacts import RenderSettings, sha256
 from reportgen.published.verify import verify_version
 from reportgen.render import svg
-from reportgen.render.svg import RenderCache, render_and_keep, render_batch
+from reportgen.render.render_cache import RenderCache, render_and_keep
+from reportgen.render.svg import render_batch
 
 SETTINGS = RenderSettings("test", 64, 256, 10.0, (40.0, 30.0))
 DEEP = (b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 30">' + b"<g>" * 50_000
@@ -61,7 +62,7 @@ def test_the_cache_keeps_the_neighbours_renders_not_a_batch_failure(tmp_path: Pa
     assert failed == [sha256(DEEP)]
     again = RenderCache(tmp_path / "cache")
     for sha in items:
-        kept = again.get(sha, SETTINGS)
+        kept = again.get(sha, SETTINGS, lambda: items[sha])
         assert kept is not None and (kept.png is None) == (sha == sha256(DEEP))
 
 
@@ -109,4 +110,4 @@ def test_drawings_past_the_build_bound_are_said_and_not_cached(tmp_path: Path, m
     renders = render_and_keep(items, SETTINGS, cache, processes=1)
     late = {sha for sha, r in renders.items() if r.png is None}
     assert late and all(renders[sha].notes[-1].startswith(svg.OUT_OF_TIME) for sha in late)
-    assert all(RenderCache(tmp_path / "cache").get(sha, SETTINGS) is None for sha in late)
+    assert all(RenderCache(tmp_path / "cache").get(sha, SETTINGS, lambda: items[sha]) is None for sha in late)

@@ -28,6 +28,8 @@ from reportgen import __version__
 from reportgen.load.contents import FileHashes
 from reportgen.load.files import plain_files
 from reportgen.render import svg
+from reportgen.render.render_cache import read_record
+from reportgen.render.sheet_record import SheetRecord
 from reportgen.render.svg import cache_key
 from reportgen.write.store import store_folder
 
@@ -106,7 +108,7 @@ def render_entries(runs: Iterable[RunReport]) -> dict[str, list]:
     entries: dict[str, list] = {}
     for run in runs:
         for sha, r in run.renders.items():
-            entries[cache_key(sha, run.settings)] = [r.png_sha256, r.safe_svg_sha256, list(r.notes)]
+            entries[cache_key(sha, run.settings)] = [r.png_sha256, r.safe_svg_sha256, list(r.notes)]  # notes: see below
     return entries
 
 
@@ -183,9 +185,13 @@ def up_to_date(path: Path, key: str, cache: Path, folder: Path) -> Remembered | 
 def _renders_unchanged(cache: Path, renders: Mapping[str, list]) -> bool:
     # A render that ran out of time is cached as such; were it gone, drawing it again
     # might come out differently, so the version would not be the same.
-    for key, expected in renders.items():
-        record = svg.read_record(cache / f"{key}.json", key)
-        if record is None or [record["png"], record["safe_svg"], record["notes"]] != expected:
+    # The notes the record keeps are those drawing added, the last of the render's (the
+    # others are made again from the SVG, which the inputs' key covers).
+    for key, (png, safe, notes) in renders.items():
+        record = read_record(cache / f"{key}.json", key)
+        if record is None or (record.png, record.safe_svg) != (png, safe):
+            return False
+        if record.drawn and tuple(notes[-len(record.drawn):]) != record.drawn:
             return False
     return True
 
@@ -231,18 +237,22 @@ SHEETS_SCHEMA = "reportgen.sheets/1"
 MAX_SHEETS_KEPT = 500_000  # entries of the sheets record: some 100 bytes each
 
 
-def load_sheets(cache: Path | None) -> dict[str, list]:
-    """The sheets earlier builds made, by key: [page, size, pack, size] (names in the store)."""
+def load_sheets(cache: Path | None) -> dict[str, SheetRecord]:
+    """The sheets earlier builds made, by key (an entry that is not a sheet's record is dropped)."""
     if cache is None:
         return {}
     try:
         body = json.loads(recall(cache / "sheets.json") or b"null")
-        return dict(body["sheets"]) if body.get("schema") == SHEETS_SCHEMA else {}
+        if body.get("schema") != SHEETS_SCHEMA:
+            return {}
+        read = ((key, SheetRecord.from_json(value)) for key, value in dict(body["sheets"]).items())
+        return {key: record for key, record in read if record is not None and isinstance(key, str)}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
 
 
-def save_sheets(cache: Path | None, earlier: Mapping[str, list], now: Mapping[str, list]) -> str | None:
+def save_sheets(cache: Path | None, earlier: Mapping[str, SheetRecord], now: Mapping[str, SheetRecord]
+                ) -> str | None:
     """Keep the sheets of this build (last, so they are kept longest) and of earlier
     ones, up to MAX_SHEETS_KEPT."""
     if cache is None:
@@ -250,7 +260,7 @@ def save_sheets(cache: Path | None, earlier: Mapping[str, list], now: Mapping[st
     kept = {k: v for k, v in earlier.items() if k not in now}
     kept.update(now)
     items = list(kept.items())[-MAX_SHEETS_KEPT:]
-    body = {"schema": SHEETS_SCHEMA, "sheets": dict(items)}
+    body = {"schema": SHEETS_SCHEMA, "sheets": {key: record.to_json() for key, record in items}}
     return keep(cache / "sheets.json", json.dumps(body, separators=(",", ":")).encode())
 
 
@@ -346,11 +356,11 @@ class IncrementalCheck:
         if problem is not None and problem not in self.unkept:
             self.unkept.append(problem)
 
-    def sheets(self) -> dict[str, list]:
+    def sheets(self) -> dict[str, SheetRecord]:
         """The sheets earlier builds made, by key (empty without a cache)."""
         return load_sheets(self.cache)
 
-    def remember_sheets(self, earlier: Mapping[str, list], now: Mapping[str, list]) -> None:
+    def remember_sheets(self, earlier: Mapping[str, SheetRecord], now: Mapping[str, SheetRecord]) -> None:
         self._unkept(save_sheets(self.cache, earlier, now))
 
     def clean_contents(self) -> set[str] | None:

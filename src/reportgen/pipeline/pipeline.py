@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import sys
 import time
 from collections.abc import Callable
 from functools import partial
@@ -25,7 +26,7 @@ from reportgen.pipeline.source_reading import SourceReading
 from reportgen.pipeline.summary import BuildSummary, summary_of
 from reportgen.load.source import load_source
 from reportgen.model.source import SourceSnapshot, ValidatedSource
-from reportgen.render.svg import RenderCache
+from reportgen.render.render_cache import RenderCache
 
 if TYPE_CHECKING:
     from reportgen.render.report import Report
@@ -91,7 +92,7 @@ class _Build:
     def earlier(self, snapshot: SourceSnapshot | None) -> BuildSummary | None:
         # From the check that the version is ours to write to versions.json: one build at a time.
         if snapshot is not None:
-            self.copies.enter_context(SiteLock(self.out, self.progress.stage))
+            self.copies.enter_context(SiteLock(self.out, _say_always))
         self.check, earlier = _checked(snapshot, self.source, self.out, self.version, self.redact, self.cache,
                                        self.force, self.progress)
         if earlier is None:
@@ -111,6 +112,12 @@ class _Build:
     def write(self, report: Report) -> BuildSummary:
         return _later_stages().publish(report, self.out, self.check, self.render_cache, self.save_hashes,
                                        self.redact, self.progress, self.copies, self.started, self.runner)
+
+
+def _say_always(message: str) -> None:
+    """A line on stderr whatever the verbosity: a build that waits for another must say
+    for whom (with -q, it would seem to hang)."""
+    print(f"  {message}", file=sys.stderr, flush=True)
 
 
 def _load(source: Path, listing: Callable[[], SourceSnapshot | None], version: str | None) -> ValidatedSource:

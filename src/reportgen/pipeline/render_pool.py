@@ -15,7 +15,8 @@ from reportgen.load.artifacts import svg_files
 from reportgen.load.contract import load_contract
 from reportgen.model.artifacts import Artifact, CallArtifacts, Render, RenderSettings
 from reportgen.model.source import RunFiles, ValidatedRun
-from reportgen.render.svg import RenderCache, contract_render_settings, render_and_keep, render_settings
+from reportgen.render.render_cache import RenderCache, render_and_keep
+from reportgen.render.svg import RenderBudget, contract_render_settings, render_settings
 
 
 class BackgroundRenders:
@@ -28,6 +29,9 @@ class BackgroundRenders:
         self.progress = progress
         self.pool = runner.render_thread()
         self.processes = runner.processes
+        tuning = runner.render_tuning
+        self.budget = RenderBudget(tuning.render_seconds)  # every run's drawings together
+        self.batch_max = tuning.render_batch_max
         self.stop = threading.Event()
         # Per run: its renderer settings and the render jobs started for it, each with
         # the sha256 of the SVGs it renders.
@@ -69,13 +73,14 @@ class BackgroundRenders:
             self._submit(run_id, settings, missing)
 
     def _submit(self, run_id: str, settings: RenderSettings, svgs: dict[str, Artifact]) -> None:
-        """``svgs``: by sha256; the bytes of those the cache holds are never read."""
+        """``svgs``: by sha256."""
         # The cache is read here, not in the background thread: a thread that waits on
         # the disk gets the interpreter back only when the busy build lets go of it, some
-        # milliseconds each time, thousands of times over.
+        # milliseconds each time, thousands of times over. A kept render's notes are made
+        # again from its SVG (the cache never decides what is published).
         hits: dict[str, Render] = {}
-        for sha in svgs:
-            if (render := self.cache.get(sha, settings)) is not None:
+        for sha, svg in svgs.items():
+            if (render := self.cache.get(sha, settings, lambda: svg.data)) is not None:
                 hits[sha] = render
         missing = {sha: svg.data for sha, svg in svgs.items() if sha not in hits}
         found: Future = Future()
@@ -85,7 +90,7 @@ class BackgroundRenders:
         if missing:
             self.progress.stage(f"rendering {len(missing)} distinct SVGs of {run_id} in the background")
             jobs.append((missing, self.pool.submit(render_and_keep, missing, settings, self.cache, self.processes,
-                                                   stop=self.stop)))
+                                                   stop=self.stop, budget=self.budget, batch_max=self.batch_max)))
 
     def result(self, run: ValidatedRun) -> tuple[RenderSettings, dict[str, Render]]:
         settings, jobs = self.jobs[run.contract.id]

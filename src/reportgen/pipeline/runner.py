@@ -46,6 +46,8 @@ class Tuning:
     step_apart_size: int = 20_000  # files or calls from which a step handing nothing back is done apart
     chart_worker_calls: int = 20_000  # a source's calls from which charts are drawn by a worker
     processes: int | None = None  # page writers and SVG renderers; None: one per core
+    render_seconds: float = 3600.0  # the build's time for all its drawings (past it: said, drawn next build)
+    render_batch_max: int = 32  # SVGs handed to a render worker at a time, at most
 
 
 class Runner(Protocol):
@@ -63,6 +65,9 @@ class Runner(Protocol):
 
     @property
     def processes(self) -> int: ...
+
+    @property
+    def render_tuning(self) -> Tuning: ...  # the render budget and batch size
 
 
 class ParallelRunner:
@@ -90,6 +95,10 @@ class ParallelRunner:
     def processes(self) -> int:
         return self.tuning.processes or os.cpu_count() or 1
 
+    @property
+    def render_tuning(self) -> Tuning:
+        return self.tuning
+
 
 class SequentialRunner:
     """Everything in the build's own process, in order (SVGs are still rendered in a
@@ -113,6 +122,10 @@ class SequentialRunner:
     @property
     def processes(self) -> int:
         return 1
+
+    @property
+    def render_tuning(self) -> Tuning:
+        return Tuning(processes=1)
 
 
 class _InPlace(Executor):

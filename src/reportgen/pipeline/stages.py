@@ -33,7 +33,7 @@ from reportgen.render.pages import findings_index, render_version
 from reportgen.render.report import Report, RunReport
 from reportgen.render.shared import SheetsMade
 from reportgen.render.sheets import SHEET_CALLS
-from reportgen.render.svg import RenderCache
+from reportgen.render.render_cache import RenderCache
 from reportgen.render.theme import claim_renderer, theme_environment
 from reportgen.write.version import VersionWriter
 

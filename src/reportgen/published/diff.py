@@ -26,11 +26,29 @@ CALL_FIELDS = [f.name for f in fields(Call) if f.name not in ("call_id", "line",
 
 
 @dataclass(frozen=True)
+class CallLabel:
+    """A call as a diff names it: its run, its id, and the request it sent ("old -> new"
+    when that changed; empty for an artifact's change). ``str``: ``run/call_id (hash)``."""
+
+    run: str
+    call_id: str
+    request_hash: str = ""
+
+    @property
+    def call(self) -> str:
+        return f"{self.run}/{self.call_id}"
+
+    def __str__(self) -> str:
+        return f"{self.call} ({self.request_hash})" if self.request_hash else self.call
+
+
+@dataclass(frozen=True)
 class Change:
     where: str  # e.g. "pelican-ab/run.toml", "pelican-ab/B-02 (sha256:...)" (a call), claim id
     field: str
     old: Any
     new: Any
+    call: CallLabel | None = None  # the call it is a change of, when it is one (``where`` is its label)
 
 
 @dataclass(frozen=True)
@@ -49,8 +67,8 @@ class VersionDiff:
     new: str
     verdict_flips: tuple[Change, ...]
     contract: tuple[Change, ...]
-    calls_added: tuple[str, ...]  # "run/call_id (request hash)"
-    calls_removed: tuple[str, ...]
+    calls_added: tuple[CallLabel, ...]  # shown as "run/call_id (request hash)"
+    calls_removed: tuple[CallLabel, ...]
     calls_changed: tuple[Change, ...]  # where: "run/call_id (request hash)", as added and removed calls
     artifacts_changed: tuple[Change, ...]
     claims_added: tuple[str, ...]
@@ -76,8 +94,8 @@ def diff_versions(old_folder: Path, new_folder: Path, new_source: ValidatedSourc
     new_runs = ({r.contract.id: _Side(r.contract, r.log.data, r.log.name, r.log.file, partial(_held, r.contract, r.log))
                  for r in new_source.runs} if new_source is not None else _published_runs(new))
     contract: list[Change] = []
-    added: list[str] = []
-    removed: list[str] = []
+    added: list[CallLabel] = []
+    removed: list[CallLabel] = []
     changed: list[Change] = []
     for rid in sorted(set(old_runs) | set(new_runs)):
         a, b = old_runs.get(rid), new_runs.get(rid)
@@ -237,20 +255,21 @@ def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _call_label(rid: str, call: Call, newer: Call | None = None) -> str:
+def _call_label(rid: str, call: Call, newer: Call | None = None) -> CallLabel:
     """``run/call_id (request hash)``: a call id is only a name, the hash says which
     request it sent. A changed hash is shown as both (it is also listed as a change)."""
     rhash = call.request_hash
     if newer is not None and newer.request_hash != rhash:
         rhash = f"{rhash} -> {newer.request_hash}"
-    return f"{rid}/{call.call_id} ({rhash})"
+    return CallLabel(rid, call.call_id, rhash)
 
 
-def _call_changes(where: str, a: Call, b: Call) -> list[Change]:
-    out = [Change(where, f, getattr(a, f), getattr(b, f)) for f in CALL_FIELDS if getattr(a, f) != getattr(b, f)]
+def _call_changes(label: CallLabel, a: Call, b: Call) -> list[Change]:
+    where = str(label)
+    out = [Change(where, f, getattr(a, f), getattr(b, f), label) for f in CALL_FIELDS if getattr(a, f) != getattr(b, f)]
     for key in sorted(set(a.extra) | set(b.extra)):
         if a.extra.get(key, "") != b.extra.get(key, ""):
-            out.append(Change(where, key, a.extra.get(key, ""), b.extra.get(key, "")))
+            out.append(Change(where, key, a.extra.get(key, ""), b.extra.get(key, ""), label))
     return out
 
 
@@ -272,7 +291,8 @@ def _artifact_changes(old: PublishedVersion, new: PublishedVersion) -> list[Chan
             b_files = {e["name"]: e["sha256"] for e in b_calls[call_id]}
             for name in sorted(set(a_files) | set(b_files)):
                 if a_files.get(name) != b_files.get(name):
-                    out.append(Change(f"{rid}/{call_id}", name, a_files.get(name), b_files.get(name)))
+                    label = CallLabel(rid, call_id)
+                    out.append(Change(str(label), name, a_files.get(name), b_files.get(name), label))
     return out
 
 

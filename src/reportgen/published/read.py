@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from reportgen.errors import ReportgenError
-from reportgen.load.artifacts import drawing_digest, sized_drawing_digest
+from reportgen.load.artifacts import sized_drawing_digest
 from reportgen.load.source import load_source
 from reportgen.write.store import store_folder
 from reportgen.model.source import ValidatedSource
@@ -154,39 +154,28 @@ def published_artifact_hashes(version: PublishedVersion, run_id: str) -> dict[st
             for cid, entries in version.artifacts.get(run_id, {}).items()}
 
 
-def published_drawings(version: PublishedVersion, run_id: str) -> dict[str, str]:
-    """As ``artifacts.drawing_digests``, from each call's first SVG as published (a
-    store file); one that is missing or wrong is left to the manifest check."""
-    out = {}
-    for cid, entries in version.artifacts.get(run_id, {}).items():
-        svg = next((e for e in entries if e.get("kind") == "svg"), None)
-        if svg is None:
-            continue
-        try:
-            data = version.store_bytes(str(svg["file"]))
-        except (PublishedError, KeyError, TypeError):
-            continue
-        if hashlib.sha256(data).hexdigest() == svg.get("sha256"):
-            out[cid] = drawing_digest(data)
-    return out
-
-
-def published_graded(version: PublishedVersion, run_id: str) -> dict[str, tuple[str, int]]:
-    """As ``artifacts.graded_outputs``, from each call's first SVG as published, else
-    from its own files' entries (sha256 and bytes) in its pack's index."""
-    out: dict[str, tuple[str, int]] = {}
+def published_drawings_and_graded(version: PublishedVersion, run_id: str
+                                  ) -> tuple[dict[str, str], dict[str, tuple[str, int]]]:
+    """``artifacts.drawings_and_graded`` read back: each call's first SVG as published
+    (a store file), read and hashed once, gives its drawing's digest and what it is
+    graded on; a call without one is graded on its own files' entries (sha256 and
+    bytes) in its pack's index. An SVG that is missing or wrong is left to the manifest
+    check."""
+    drawings: dict[str, str] = {}
+    graded: dict[str, tuple[str, int]] = {}
     for cid, entries in version.artifacts.get(run_id, {}).items():
         svg = next((e for e in entries if e.get("kind") == "svg"), None)
         if svg is None:
             own = [e for e in entries if not e.get("derived")]
             if own:
-                out[cid] = ("+".join(sorted(str(e.get("sha256")) for e in own)),
-                            sum(int(e.get("bytes", 0)) for e in own))
+                graded[cid] = ("+".join(sorted(str(e.get("sha256")) for e in own)),
+                               sum(int(e.get("bytes", 0)) for e in own))
             continue
         try:
             data = version.store_bytes(str(svg["file"]))
         except (PublishedError, KeyError, TypeError):
             continue
         if hashlib.sha256(data).hexdigest() == svg.get("sha256"):
-            out[cid] = sized_drawing_digest(data)
-    return out
+            graded[cid] = sized_drawing_digest(data)
+            drawings[cid] = graded[cid][0]
+    return drawings, graded

@@ -20,7 +20,7 @@ from typing import Any
 import jinja2
 
 from reportgen.atomic import write_atomic
-from reportgen.published.diff import Change, VersionDiff, calls_by_where
+from reportgen.published.diff import CallLabel, Change, VersionDiff, calls_by_where
 from reportgen.render import present
 
 
@@ -124,17 +124,17 @@ class ClaimRow:
 
 @dataclass(frozen=True)
 class CallRow:
-    where: str  # run/call_id (request hash)
+    label: CallLabel  # the call, as the diff's change record carries it
     changes: tuple[Change, ...]
 
     @property
     def call(self) -> str:
-        return self.where.split(" (", 1)[0]
+        return self.label.call
 
     @property
     def request_hash(self) -> str:
-        """The request hash (or "old -> new" when it changed), as the label gives it."""
-        return self.where.split(" (", 1)[1][:-1] if " (" in self.where else ""
+        """The request hash (or "old -> new" when it changed); empty for an artifact's change."""
+        return self.label.request_hash
 
 
 @dataclass(frozen=True)
@@ -164,10 +164,18 @@ def review(d: VersionDiff) -> Review:
     return Review(
         d, tuple(row(cid) for cid in d.decisions.flipped), tuple(row(cid) for cid in d.decisions.moved),
         tuple(row(cid) for cid in changed),
-        tuple(CallRow(w, tuple(cs)) for w, cs in calls_by_where(d.calls_changed)),
-        tuple(CallRow(w, tuple(cs)) for w, cs in calls_by_where(d.artifacts_changed)),
-        tuple(CallRow(w, ()) for w in d.calls_added), tuple(CallRow(w, ()) for w in d.calls_removed),
+        tuple(_call_row(cs) for _, cs in calls_by_where(d.calls_changed)),
+        tuple(_call_row(cs) for _, cs in calls_by_where(d.artifacts_changed)),
+        tuple(CallRow(c, ()) for c in d.calls_added), tuple(CallRow(c, ()) for c in d.calls_removed),
     )
+
+
+def _call_row(changes: list[Change]) -> CallRow:
+    """One row for a call's changes (a diff groups them by the call they carry)."""
+    label = changes[0].call
+    if label is None:  # not a diff's change of a call
+        raise ValueError(f"{changes[0].where}: a change that names no call")
+    return CallRow(label, tuple(changes))
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,7 @@ from reportgen.published.read import (
     PublishedVersion,
     load_embedded_source,
     published_artifact_hashes,
-    published_drawings,
-    published_graded,
+    published_drawings_and_graded,
     read_version,
 )
 
@@ -128,8 +127,8 @@ def recompute_claims(version: PublishedVersion) -> dict[str, dict[str, Any]]:
     claims = {}
     for run in source.runs:
         rid = run.contract.id
-        findings = audit_run(run, published_artifact_hashes(version, rid), published_drawings(version, rid),
-                             published_graded(version, rid))
+        drawings, graded = published_drawings_and_graded(version, rid)  # each SVG read and hashed once
+        findings = audit_run(run, published_artifact_hashes(version, rid), drawings, graded)
         for claim in build_claims(analyze_run(run), findings):
             claims[claim.id] = claim.to_json()
     return claims

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, Mapping, Protocol, Sequence, cast
+from typing import Callable, Mapping, Protocol, Sequence, cast
 
 import jinja2
 
 from reportgen.model.artifacts import sha256
 from reportgen.render.packs import make_pack
 from reportgen.render.report import Report, RunReport
+from reportgen.render.sheet_record import SheetRecord
 from reportgen.model.artifacts import CallArtifacts
 from reportgen.render.sheets import (
     Sheet,
@@ -49,8 +50,8 @@ class VersionOutput(Protocol):
     def run_tasks(self, tasks: Sequence[Callable[[], None]]) -> None: ...
 
 
-# A sheet's note: its key, [page, size, pack, size, [[name, size], ...]], and whether this build wrote it.
-SheetNote = tuple[str, list[Any], bool]
+# A sheet's note: its key, its record, and whether this build wrote it.
+SheetNote = tuple[str, SheetRecord, bool]
 
 
 def store_name(data: bytes, ext: str) -> str:
@@ -58,15 +59,15 @@ def store_name(data: bytes, ext: str) -> str:
 
 
 class SheetsMade:
-    """The sheets earlier builds made, and those of this build: by ``sheet_key``, the
-    names and sizes of the page and its pack in the store, [page, size, pack, size]."""
+    """The sheets earlier builds made, and those of this build: by ``sheet_key``, where
+    their files are in the store."""
 
-    def __init__(self, earlier: Mapping[str, list] | None = None) -> None:
+    def __init__(self, earlier: Mapping[str, SheetRecord] | None = None) -> None:
         self.earlier = dict(earlier or {})
-        self.now: dict[str, list] = {}
+        self.now: dict[str, SheetRecord] = {}
         self.written = 0  # sheets this build rendered (the others were in the store already)
 
-    def get(self, key: str) -> list | None:
+    def get(self, key: str) -> SheetRecord | None:
         return self.now.get(key) or self.earlier.get(key)
 
 
@@ -95,12 +96,12 @@ def write_shared(report: Report, env: jinja2.Environment, out: VersionOutput, st
     out.run_tasks(jobs)
     result = {}
     for rid, places in planned.items():
-        # As ``_sheet_job`` noted them: [key, made, written], through JSON when a writer process made them.
+        # As ``_sheet_job`` noted them: (key, record, written), from a writer process or this one.
         notes = [cast(SheetNote, out.notes[f"sheet:{rid}:{i}"]) for i in range(len(places))]
-        known.now.update((key, list(made)) for key, made, _ in notes)
+        known.now.update((key, made) for key, made, _ in notes)
         known.written += sum(1 for _, _, written in notes if written)
-        names = tuple(made[0] for _, made, _ in notes)
-        result[rid] = RunSheets(tuple(places), names, tuple(made[2] for _, made, _ in notes),
+        names = tuple(made.page for _, made, _ in notes)
+        result[rid] = RunSheets(tuple(places), names, tuple(made.pack for _, made, _ in notes),
                                 sheet_hrefs(places, names, FROM_ROOT))
     return result
 
@@ -130,28 +131,28 @@ class _SheetJob:
 def _sheet_job(job: _SheetJob, tag: str, place: SheetPlace) -> None:
     """One sheet: its key, from a record that needs no artifact's bytes; its files,
     unless the store has them all from the sheet of the same key (then no byte of its
-    calls' artifacts is read). Noted as [key, made, written], ``made`` being
-    [page, size, pack, size, [[name, size] of each other file published on its own]]."""
+    calls' artifacts is read). Noted as (key, record, written)."""
     out, run = job.out, job.run
     keyed = make_sheet(run, place, job.theme, job.requests, layout=False)
     key = sheet_key(job.code_key, keyed)
     made = job.known.get(key)
-    written = not (made and len(made) == 5 and _reused(out, run, keyed, made))
-    if written:
+    written = made is None or not _reused(out, run, keyed, made)
+    if made is None or written:
         sheet = with_layout(run, keyed)
         alone = _share_own_files(run, sheet, out)
-        made = [*_write_sheet(job.template, out, sheet, run.artifacts), alone]
-    out.note(f"sheet:{tag}", [key, made, written])
+        made = _write_sheet(job.template, out, sheet, run.artifacts, alone)
+    out.note(f"sheet:{tag}", (key, made, written))
     job.tick()
 
 
-def _reused(out: VersionOutput, run: RunReport, sheet: Sheet, made: list) -> bool:
+def _reused(out: VersionOutput, run: RunReport, sheet: Sheet, made: SheetRecord) -> bool:
     """Whether the store holds every file of the sheet made before: the page, the pack,
     the files it published on their own, and its calls' drawings and renders."""
-    page, page_size, pack, pack_size, alone = made
-    if not out.reuse(page, page_size) or (pack is not None and not out.reuse(pack, pack_size)):
+    if not out.reuse(made.page, made.page_size):
         return False
-    if not all(out.reuse(name, size) for name, size in alone):
+    if made.pack is not None and not out.reuse(made.pack, made.pack_size):
+        return False
+    if not all(out.reuse(name, size) for name, size in made.alone):
         return False
     for entry in sheet.calls:
         if not all(out.reuse(f.file, f.size) for f in entry.files if f.kind == "svg"):
@@ -165,7 +166,7 @@ def _reused(out: VersionOutput, run: RunReport, sheet: Sheet, made: list) -> boo
 
 
 def _write_sheet(template: jinja2.Template, out: VersionOutput, sheet: Sheet,
-                 artifacts: Mapping[str, CallArtifacts]) -> list:
+                 artifacts: Mapping[str, CallArtifacts], alone: tuple[tuple[str, int], ...]) -> SheetRecord:
     pack = make_pack(sheet, artifacts)
     pack_name = out.share(store_name(pack, "tar.gz"), pack) if pack is not None else None
 
@@ -174,10 +175,10 @@ def _write_sheet(template: jinja2.Template, out: VersionOutput, sheet: Sheet,
 
     html = template.render(s=sheet, pack=pack_name, shown=shown).encode("utf-8")
     page = out.share(store_name(html, "html"), html)
-    return [page, len(html), pack_name, len(pack) if pack is not None else 0]
+    return SheetRecord(page, len(html), pack_name, len(pack) if pack is not None else 0, alone)
 
 
-def _share_own_files(run: RunReport, sheet: Sheet, out: VersionOutput) -> list[list]:
+def _share_own_files(run: RunReport, sheet: Sheet, out: VersionOutput) -> tuple[tuple[str, int], ...]:
     """The raw files a sheet links rather than shows (a drawing's SVG, a long response),
     published as text under their sha256, and each drawing's PNG and sanitized copy;
     [name, size] of those that are not SVGs (the SVGs and renders follow from the record)."""
@@ -195,4 +196,4 @@ def _share_own_files(run: RunReport, sheet: Sheet, out: VersionOutput) -> list[l
             out.share(entry.png, render.png)
         if render and render.safe_svg and entry.safe_svg:
             out.share(entry.safe_svg, render.safe_svg)
-    return [[name, size] for name, size in sorted(alone.items())]
+    return tuple(sorted(alone.items()))

@@ -11,19 +11,18 @@ images, within limits: see embedded_images).
 from __future__ import annotations
 
 import hashlib
-import json
 import multiprocessing
 import os
 import re
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
 from concurrent.futures.process import BrokenProcessPool
-from pathlib import Path
+from xml.etree.ElementTree import Element
 
-from reportgen.atomic import write_atomic
 from reportgen.errors import ReportgenError
 from reportgen.model.artifacts import Render, RenderSettings, sha256
 from reportgen.model.config import RunContract
@@ -58,102 +57,6 @@ def cache_key(svg_sha: str, settings: RenderSettings) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-class RenderCache:
-    """Renders kept across builds, in a folder keyed by content hash and settings.
-
-    Plain files (a JSON record, the PNG, the sanitized SVG), never pickles: a cache
-    folder is not trusted to run code. A record whose files do not match their
-    recorded hashes is ignored and rendered again."""
-
-    def __init__(self, folder: Path | None) -> None:
-        self.folder = folder
-        self.hits = 0
-        self.misses = 0
-        self.hit_shas: set[str] = set()  # the SVGs whose render came from the cache
-        self.unwritable: str | None = None  # why the cache could not be written, if so
-
-    def get(self, svg_sha: str, settings: RenderSettings) -> Render | None:
-        if self.folder is None:
-            return None
-        key = cache_key(svg_sha, settings)
-        base = self.folder / key
-        record = read_record(base.with_suffix(".json"), key)
-        if record is None:
-            return None
-        try:
-            png = base.with_suffix(".png").read_bytes() if record["png"] else None
-            safe = base.with_suffix(".svg").read_bytes() if record["safe_svg"] else None
-        except OSError:
-            return None
-        if (png is not None and sha256(png) != record["png"]) or (safe is not None and sha256(safe) != record["safe_svg"]):
-            return None
-        self.hits += 1
-        self.hit_shas.add(svg_sha)
-        return Render(svg_sha, png, record["png"], safe, record["safe_svg"], tuple(record["notes"]))
-
-    def put(self, render: Render, settings: RenderSettings) -> None:
-        """Keep ``render``; a cache that cannot be written (full, read-only) is left alone
-        for the rest of the build, said once in ``unwritable``: it is optional."""
-        if self.folder is None or self.unwritable:
-            return
-        base = self.folder / cache_key(render.svg_sha256, settings)
-        record = {"png": render.png_sha256, "safe_svg": render.safe_svg_sha256, "notes": list(render.notes)}
-        record["check"] = _record_check(base.name, record)
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            if render.png is not None:
-                _write_whole(base.with_suffix(".png"), render.png)
-            if render.safe_svg is not None:
-                _write_whole(base.with_suffix(".svg"), render.safe_svg)
-            # The record last: a half-written entry is never read.
-            _write_whole(base.with_suffix(".json"), json.dumps(record).encode("utf-8"))
-        except OSError as exc:
-            self.unwritable = f"{exc.filename or self.folder}: {exc.strerror or exc}"
-
-
-def _record_check(key: str, record: Mapping[str, object]) -> str:
-    body = json.dumps([key, RENDER_CODE_VERSION, record["png"], record["safe_svg"], record["notes"]])
-    return hashlib.sha256(body.encode("utf-8")).hexdigest()
-
-
-def read_record(path: Path, key: str) -> dict | None:
-    """A render's cache record, when it is whole, of this format, and for ``key``: its
-    check covers the hashes and the notes, so a damaged or moved record is not read."""
-    try:
-        record = json.loads(path.read_text("utf-8"))
-        png, safe, notes = record["png"], record["safe_svg"], record["notes"]
-        if not (isinstance(notes, list) and all(isinstance(n, str) for n in notes)
-                and all(x is None or isinstance(x, str) for x in (png, safe))):
-            return None
-        return record if record.get("check") == _record_check(key, record) else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-
-
-def _write_whole(path: Path, data: bytes) -> None:
-    """``path`` holds ``data`` whole or is as it was: builds at once share the cache."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-
-def render_and_keep(svgs: Mapping[str, bytes], settings: RenderSettings, cache: RenderCache,
-                    processes: int | None = None, tick: Callable[[], None] = lambda: None,
-                    stop: threading.Event | None = None) -> dict[str, Render]:
-    """Render SVGs the cache does not hold, and keep the renders in it."""
-    cache.misses += len(svgs)
-    fresh = render_all(svgs, settings, processes, tick, stop)
-    for render in fresh.values():
-        if not any(note.startswith((NOT_KEPT, OUT_OF_TIME)) for note in render.notes):
-            cache.put(render, settings)
-    return fresh
-
-
 def worker_context() -> multiprocessing.context.BaseContext:
     """Where the build's worker processes come from: a fresh server process (forkserver)
     that has loaded the renderer once, never the build itself, which may by then hold
@@ -166,8 +69,27 @@ def worker_context() -> multiprocessing.context.BaseContext:
     return context
 
 
+class RenderBudget:
+    """The time a build gives all its drawings, every run's together, from its first
+    render: past it, the drawings not yet rendered are said to be not rendered (and are
+    drawn by the next build), however many there are and however long each takes."""
+
+    def __init__(self, seconds: float | None = None) -> None:
+        self.seconds = BUILD_RENDERS_SECONDS if seconds is None else seconds
+        self.started: float | None = None
+
+    def left(self) -> float:
+        if self.started is None:
+            self.started = time.monotonic()
+        return max(0.0, self.seconds - (time.monotonic() - self.started))
+
+    def note(self) -> str:
+        return f"{BUILD_OUT_OF_TIME} ({self.seconds:g} s for all its drawings); the next build draws it"
+
+
 def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: int | None = None,
-               tick: Callable[[], None] = lambda: None, stop: threading.Event | None = None) -> dict[str, Render]:
+               tick: Callable[[], None] = lambda: None, stop: threading.Event | None = None,
+               budget: RenderBudget | None = None, batch_max: int | None = None) -> dict[str, Render]:
     """Render each distinct SVG once (keyed by its sha256), in parallel worker processes.
 
     Workers come from a fresh server process (forkserver), never forked from the build
@@ -177,12 +99,15 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
     the renderer."""
     if not svgs:
         return {}
+    budget = budget or RenderBudget()
+    if budget.left() <= 0:
+        return {sha: _failed(sha, budget.note()) for sha in svgs}
     pending = dict(sorted(svgs.items()))
     processes = max(1, min(processes or os.cpu_count() or 1, len(pending)))
     context = worker_context()
     results: dict[str, Render] = {}
     strikes: dict[str, int] = {}
-    size = _batch_size(len(pending), processes)
+    size = _batch_size(len(pending), processes, batch_max or BATCH_MAX)
     while pending:
         broken: list[str] = []
         with ProcessPoolExecutor(processes, mp_context=context, initializer=_init_worker) as pool:
@@ -191,8 +116,10 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
             futures = {pool.submit(render_batch, items[i:i + size], settings): [sha for sha, _ in items[i:i + size]]
                        for i in range(0, len(items), size)}
             # Each render stops itself at the budget, or its worker at HARD_FACTOR times it;
-            # this backstop covers the rest, and never grows past RENDERS_SECONDS.
-            backstop = min(settings.seconds * (len(pending) / processes + 2) + 30, RENDERS_SECONDS)
+            # this backstop covers the rest, and never grows past RENDERS_SECONDS, nor past
+            # what is left of the build's time for all its drawings.
+            per_run = min(settings.seconds * (len(pending) / processes + 2) + 30, RENDERS_SECONDS)
+            backstop = min(per_run, budget.left())
             try:
                 for future in as_completed(futures, timeout=backstop):
                     if stop is not None and stop.is_set():  # the build failed: render no more
@@ -208,10 +135,12 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
                     for _ in shas:
                         tick()
             except FuturesTimeout:
-                for future, shas in futures.items():
-                    future.cancel()
-                    results.update((sha, _failed(sha, f"{OUT_OF_TIME} ({backstop:.0f} s); the next build draws it"))
-                                   for sha in shas if sha not in results)
+                late = (budget.note() if backstop < per_run
+                        else f"{OUT_OF_TIME} ({backstop:.0f} s); the next build draws it")
+                for shas in futures.values():
+                    results.update((sha, _failed(sha, late)) for sha in shas if sha not in results)
+                # Not cancelled one by one: the killed pool fails what is left, and (Python
+                # 3.11) failing a cancelled future raises in the pool's own thread.
                 _kill_workers(pool)
         pending, size = {}, 1  # a retried file is rendered on its own: a crash takes down only itself
         for sha in broken:
@@ -229,17 +158,19 @@ def render_all(svgs: Mapping[str, bytes], settings: RenderSettings, processes: i
 NOT_KEPT = "not rendered: the renderer failed"
 OUT_OF_TIME = "not rendered: the drawings of this run ran past the build's time for them"
 RENDERS_SECONDS = 1800.0  # the longest a build waits for one run's drawings
+BUILD_OUT_OF_TIME = "not rendered: the build's time for drawings ran out"
+BUILD_RENDERS_SECONDS = 3600.0  # the longest a build waits for all its drawings (Tuning.render_seconds)
 
 
-def _batch_size(n: int, processes: int) -> int:
+def _batch_size(n: int, processes: int, batch_max: int) -> int:
     """SVGs sent to a worker at a time: enough that a render (some milliseconds) is not
     kept waiting for the build process to hand over the next (its thread that feeds the
     workers runs only when the busy build lets go of the interpreter), few enough that
     every worker gets several batches and they finish together."""
-    return max(1, min(BATCH_MAX, n // (processes * 8)))
+    return max(1, min(batch_max, n // (processes * 8)))
 
 
-BATCH_MAX = 32
+BATCH_MAX = 32  # the default of Tuning.render_batch_max
 
 
 def render_batch(items: list[tuple[str, bytes]], settings: RenderSettings) -> list[Render]:
@@ -259,9 +190,9 @@ def _render_alone(sha: str, data: bytes, settings: RenderSettings) -> Render:
     try:
         return render_one(data, settings)
     except _RenderTimeout:
-        return _failed(sha, f"not rendered: the renderer did not finish in {settings.seconds:g} s")
+        return _failed(sha, timeout_note(settings.seconds))
     except RecursionError:
-        return _failed(sha, "not rendered: the SVG is nested or refers to itself too deeply")
+        return _failed(sha, TOO_DEEP)
     except Exception as exc:  # noqa: BLE001 - whatever a hostile file raises is its own note
         return _failed(sha, f"not rendered: {type(exc).__name__}: {str(exc)[:200]}")
     finally:
@@ -383,13 +314,53 @@ def _empty_png() -> bytes:
 def render_one(data: bytes, settings: RenderSettings) -> Render:
     """Parse safely, repair what is recorded as repairable, render to a bounded PNG."""
     svg_sha = sha256(data)
+    read = _read_drawing(data, svg_sha, settings)
+    if isinstance(read, Render):
+        return read
+    data, _, notes, size, out_height = read
+    try:
+        safe = sanitize_svg(data)
+    except SvgRejected:
+        safe = None
+    fetcher = _RefusingFetcher()
+    try:
+        png = _convert(data, fetcher, settings, size, out_height)
+    except _RenderTimeout:
+        return _failed(svg_sha, timeout_note(settings.seconds), notes)
+    except EmbeddedImageRefused as exc:
+        return _failed(svg_sha, f"not rendered: {exc}", notes)
+    except RecursionError:
+        return _failed(svg_sha, ENDLESS, notes)
+    except MemoryError:
+        return _failed(svg_sha, TOO_LARGE, notes)
+    except Exception as exc:  # CairoSVG raises many types for bad input; all are notes
+        return _failed(svg_sha, f"not rendered: {type(exc).__name__}: {str(exc)[:200]}", notes)
+    image_note = fetcher.images.note()
+    if image_note:
+        notes.append(image_note)
+    if fetcher.refused:
+        notes.append(refused_note(fetcher.refused))
+    return Render(svg_sha, png, sha256(png), safe, sha256(safe) if safe else None, tuple(notes))
+
+
+def drawing_notes(data: bytes, svg_sha: str, settings: RenderSettings) -> tuple[str, ...]:
+    """The notes the renderer gives these bytes before it draws them (repairs, an
+    assumed size, or why they cannot be drawn): a render's notes but those drawing adds.
+    What a cached render's notes are made of again, from the SVG itself."""
+    read = _read_drawing(data, svg_sha, settings)
+    return read.notes if isinstance(read, Render) else tuple(read[2])
+
+
+def _read_drawing(data: bytes, svg_sha: str, settings: RenderSettings
+                  ) -> Render | tuple[bytes, Element, list[str], tuple[float, float], int]:
+    """The drawing parsed and sized (the bytes to draw, the root, the notes so far, the
+    size, the height of the PNG), or the failed render when it cannot be drawn."""
     if not data.strip():
         return _failed(svg_sha, "not rendered: the SVG is empty")
     prepared = prepare_svg(data, svg_sha)
     notes = list(prepared.notes)
     if prepared.root is None:
         return _failed(svg_sha, f"not rendered: {prepared.problem}", notes)
-    data = prepared.data
     if nesting_depth(prepared.root) > MAX_DEPTH:  # every step after this one recurses through the tree
         return _failed(svg_sha, f"not rendered: elements nested more than {MAX_DEPTH} deep", notes)
     width, height, size_note = _intrinsic_size(prepared.root, settings.viewport)
@@ -399,30 +370,23 @@ def render_one(data: bytes, settings: RenderSettings) -> Render:
     if out_height > settings.max_height:
         return _failed(svg_sha, f"not rendered: a {width:g}×{height:g} drawing would be "
                        f"{out_height} px tall at {settings.width} px wide (limit {settings.max_height})", notes)
-    try:
-        safe = sanitize_svg(data)
-    except SvgRejected:
-        safe = None
-    fetcher = _RefusingFetcher()
-    try:
-        png = _convert(data, fetcher, settings, (width, height), out_height)
-    except _RenderTimeout:
-        return _failed(svg_sha, f"not rendered: the renderer did not finish in {settings.seconds:g} s", notes)
-    except EmbeddedImageRefused as exc:
-        return _failed(svg_sha, f"not rendered: {exc}", notes)
-    except RecursionError:
-        return _failed(svg_sha, "not rendered: the SVG references itself without end", notes)
-    except MemoryError:
-        return _failed(svg_sha, "not rendered: the SVG needs more memory than the renderer may use", notes)
-    except Exception as exc:  # CairoSVG raises many types for bad input; all are notes
-        return _failed(svg_sha, f"not rendered: {type(exc).__name__}: {str(exc)[:200]}", notes)
-    image_note = fetcher.images.note()
-    if image_note:
-        notes.append(image_note)
-    if fetcher.refused:
-        shown = ", ".join(dict.fromkeys(fetcher.refused))
-        notes.append(f"{len(fetcher.refused)} external reference(s) refused and drawn as nothing: {shown}")
-    return Render(svg_sha, png, sha256(png), safe, sha256(safe) if safe else None, tuple(notes))
+    return prepared.data, prepared.root, notes, (width, height), out_height
+
+
+# Notes of drawings that fail as they are drawn, in words of their own (a cache record may keep them).
+ENDLESS = "not rendered: the SVG references itself without end"
+TOO_LARGE = "not rendered: the SVG needs more memory than the renderer may use"
+TOO_DEEP = "not rendered: the SVG is nested or refers to itself too deeply"
+
+
+def timeout_note(seconds: float) -> str:
+    return f"not rendered: the renderer did not finish in {seconds:g} s"
+
+
+def refused_note(refused: Iterable[str]) -> str:
+    urls = list(refused)
+    shown = ", ".join(dict.fromkeys(urls))
+    return f"{len(urls)} external reference(s) refused and drawn as nothing: {shown}"
 
 
 def _convert(data: bytes, fetcher: _RefusingFetcher, settings: RenderSettings,

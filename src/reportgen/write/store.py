@@ -15,7 +15,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from reportgen.atomic import named, write_atomic
+from reportgen.atomic import write_all, write_atomic
 
 STORE = "store"  # the folder's name, beside the versions
 
@@ -67,13 +67,11 @@ def _create(folder: Path, path: str, data: bytes) -> None:
     except FileExistsError:  # another process writes it at this moment: the same bytes
         return
     try:
-        rest = memoryview(data)
-        while rest:
-            rest = rest[os.write(fd, rest):]
-    except OSError as exc:  # a full disk: no short file left behind, and the error names it
+        write_all(fd, data, path)
+    except OSError:  # a full disk: no short file left behind, and the error names it
         os.close(fd)
         Path(path).unlink(missing_ok=True)
-        raise named(exc, path) from None
+        raise
     os.close(fd)
 
 

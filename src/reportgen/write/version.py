@@ -25,12 +25,12 @@ from typing import Callable, Mapping, Sequence
 
 import jinja2
 
-from reportgen.atomic import write_atomic
+from reportgen.atomic import write_all, write_atomic
 from reportgen.errors import ReportgenError
 from reportgen.fork import Forked, may_fork
 from reportgen.model.config import parse_timestamp
 
-from reportgen.write import store
+from reportgen.write import anchors, store
 
 MANIFEST_SCHEMA = "reportgen.manifest/2"
 
@@ -116,6 +116,7 @@ class VersionWriter:
         # helpers may write the same new file at once, and the last one's is what stays).
         self.store_stats: dict[str, tuple[int, int, int]] = {}
         self.notes: dict[str, object] = {}  # what jobs hand back to the build (see ``note``)
+        self.anchors: dict[str, anchors.PageAnchors] = {}  # each page's ids and links to fragments
         self.store = store.store_folder(out)
         self.tmp: Path | None = None
         self.parent: int | None = None  # in a forked helper: the build's process id
@@ -138,6 +139,8 @@ class VersionWriter:
             return  # the same content-addressed file from another run
         self.stats[rel] = _write_file(self.tmp, rel, data)
         self.hashes[rel] = digest
+        if rel.endswith(".html"):
+            self.anchors[rel] = anchors.scan(data)
 
     def share(self, name: str, data: bytes) -> str:
         """Put ``data`` in the store as ``name`` (``<sha256>.<ext>``, from ``store_name``)
@@ -196,10 +199,13 @@ class VersionWriter:
                 share = helper.result()
                 if share is None:
                     raise PublishError("a page-writing process failed; nothing was published")
+                if share.error is not None:  # a full disk, say: the same one line as in the build's own process
+                    raise OSError(*share.error)
                 self.hashes.update(share.hashes)
                 self.stats.update(share.stats)
                 self.stored.update(share.stored)
                 self.notes.update(share.notes)
+                self.anchors.update(share.anchors)
             helpers = []
         finally:
             queue.stop()  # after a failure here, the helpers take no more jobs
@@ -209,12 +215,23 @@ class VersionWriter:
     def _helper(self, queue: _TaskQueue, parent: int) -> _Written:
         """In a forked helper: take jobs until none is left; what they wrote."""
         self.parent, self.hashes, self.stats = parent, {}, {}
-        self.stored, self.notes = {}, {}
-        queue.run()
-        return _Written(self.hashes, self.stats, self.stored, self.notes)
+        self.stored, self.notes, self.anchors = {}, {}, {}
+        try:
+            queue.run()
+        except OSError as exc:  # sent back, not printed: the build says it as its own, in one line
+            queue.stop()  # no process takes another job
+            if exc.errno is None:
+                raise
+            return _Written({}, {}, {}, {}, {}, (exc.errno, exc.strerror or os.strerror(exc.errno), exc.filename))
+        return _Written(self.hashes, self.stats, self.stored, self.notes, self.anchors)
 
     def commit(self) -> Path:
         assert self.tmp is not None, "commit() outside the with block"
+        dead = anchors.broken(self.anchors)
+        if dead:  # a page's link to a part of a page that is not there: never published
+            shown = "; ".join(dead[:5]) + (f"; and {len(dead) - 5} more" if len(dead) > 5 else "")
+            raise PublishError(f"{len(dead)} link(s) to an anchor that no page of {self.version} holds "
+                               f"(nothing was published; please report it): {shown}")
         manifest = manifest_from_hashes(self.version, self.hashes, self.stored)
         for name in self.stored:
             st = os.stat(self.store / name)
@@ -248,6 +265,8 @@ class _Written:
     stats: dict[str, tuple[int, int, int]]
     stored: dict[str, str]
     notes: dict[str, object]
+    anchors: dict[str, anchors.PageAnchors]
+    error: tuple[int, str, str | None] | None = None  # a system error (errno, message, path) that stopped it
 
 
 class _TaskQueue:
@@ -288,12 +307,8 @@ def _write_file(root: Path, rel: str, data: bytes) -> tuple[int, int, int]:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = os.open(path, _CREATE, 0o666)
     try:
-        rest = memoryview(data)
-        while rest:
-            rest = rest[os.write(fd, rest):]
+        write_all(fd, data, path)
         st = os.fstat(fd)
-    except OSError as exc:
-        raise store.named(exc, path) from None
     finally:
         os.close(fd)
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns
