@@ -1,7 +1,10 @@
 """Time what a user does, on one generated source: a cold build of v1, then v2 after 100
 corrected grades, beside the bare floor of the stack; report the site both leave.
 
-    python benchmarks/build.py --services 50 --calls 2000 --distinct-svgs 2000
+    python benchmarks/build.py --services 50 --calls 2000 --distinct-svgs 2000 [--drawings cheap]
+
+--drawings cheap draws a few shapes per SVG (as most models' drawings are) instead of the
+demo's pelicans; --calls 20000 makes 1,000,000 calls with 50 services.
 
 The floor is what any tool on this stack must spend: read the log, render one page per
 call with jinja2 and write it, and render each distinct SVG once with CairoSVG on every
@@ -16,7 +19,7 @@ once (every step reads it from memory). The machine's speed drifts too, so the f
 timed before and after each round, and each round's cold ratio is the cold build over
 the mean of the two floors around it. With --repeat N the rounds run N times; the
 table's ratios are those of the medians, with each step's range beside them. Prints peak
-memory, and the size and file count of the site with both versions, against GitHub
+memory (of the build and the processes it starts, together), and the size and file count of the site with both versions, against GitHub
 Pages' limits (1 GB published).
 """
 
@@ -33,6 +36,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Iterator
@@ -75,17 +79,64 @@ def floor(source: Path, out: Path) -> float:
     return time.perf_counter() - started
 
 
+def _tree(pid: int) -> list[int]:
+    """``pid`` and every process it started, and theirs."""
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as handle:
+                    todo += [int(c) for c in handle.read().split()]
+    return found
+
+
+def _kib(path: str, field: str) -> int:
+    with contextlib.suppress(OSError), open(path) as handle:
+        for line in handle:
+            if line.startswith(field):
+                return int(line.split()[1])
+    return 0
+
+
+class TreeMemory:
+    """The peak memory of a process and all its children together, sampled every 0.2 s:
+    resident (RSS, which counts the pages forked copies share once per copy) and
+    proportional (PSS: each shared page split between the processes sharing it)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.rss, self.pss = pid, 0, 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._done.wait(0.2):
+            pids = _tree(self.pid)
+            self.rss = max(self.rss, sum(_kib(f"/proc/{p}/status", "VmRSS:") for p in pids))
+            self.pss = max(self.pss, sum(_kib(f"/proc/{p}/smaps_rollup", "Pss:") for p in pids))
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
 def timed_build(source: Path, out: Path, cache: Path, *extra: str) -> tuple[float, int, str]:
-    """Wall time, peak resident memory (KiB, the build process) and its summary line."""
-    command = ["/usr/bin/time", "-f", "%M", sys.executable, "-m", "reportgen.cli", "build", str(source),
+    """Wall time, peak memory (KiB: PSS of the build and its children together) and its summary line."""
+    command = [sys.executable, "-m", "reportgen.cli", "build", str(source),
                "--out", str(out), "--cache", str(cache), "-q", *extra]
     started = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True)
+    build = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    memory = TreeMemory(build.pid)
+    stdout, stderr = build.communicate()
     seconds = time.perf_counter() - started
-    if result.returncode != 0:
-        sys.exit(f"build failed:\n{result.stdout}\n{result.stderr}")
-    peak = int(result.stderr.strip().splitlines()[-1])
-    return seconds, peak, result.stdout.strip()
+    memory.stop()
+    if build.returncode != 0:
+        sys.exit(f"build failed:\n{stdout}\n{stderr}")
+    print(f"  peak memory of the build and its children: {memory.pss / 1024:.0f} MiB proportional "
+          f"(PSS), {memory.rss / 1024:.0f} MiB resident (RSS, shared pages counted in each process)", flush=True)
+    return seconds, memory.pss, stdout.strip()
 
 
 def warm(source: Path) -> int:
@@ -200,8 +251,14 @@ def main() -> None:
     print(f"{'v2, 100 grades fixed':22}{v2_s:10.1f}{spread(seconds):>13}{v2_s / cold_s:11.2f} x cold")
     print("cold build over the mean of the floors timed just before and after it, round by round: "
           + ", ".join(f"{r:.2f}" for r in ratios) + f" (highest {max(ratios):.2f})")
-    print(f"\npeak memory of a build: {max(peaks) / 1024:.0f} MiB")
     total, files = size_of(site)
+    print(f"\npeak memory of a build (PSS, the build and its children): {max(peaks) / 1024:.0f} MiB "
+          f"= {max(peaks) * 1024 / n:.0f} bytes per call")
+    print(f"\n| drawings | calls | floor s | cold s | cold/floor | v2 s | v2/cold | peak MiB | site MB | load |")
+    print(f"|---|---|---|---|---|---|---|---|---|---|")
+    print(f"| {args.drawings} | {n:,} | {floor_s:.1f} | {cold_s:.1f} | {cold_s / floor_s:.2f} | {v2_s:.1f} | "
+          f"{v2_s / cold_s:.2f} | {max(peaks) / 1024:,.0f} | {total / 1e6:,.0f} in {files:,} files | "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} |")
     for part in ("v1", "v2", "store"):
         size, count = size_of(site / part)
         print(f"  {part + '/':8}{size / 1e6:8.1f} MB in {count} files")

@@ -44,12 +44,30 @@ def response(rng: random.Random, svg: str) -> str:
             f"(took {rng.randint(5, 90)} s)\n")
 
 
+def cheap_svg(rng: random.Random, passes: bool) -> str:
+    """A small drawing of a few shapes, as most models' SVGs are: it renders in a fraction
+    of a pelican's time (the drawings that dominate real logs)."""
+    j = lambda s: rng.uniform(-s, s)  # noqa: E731
+    body = "#fdfefe" if passes else "#f5b041"
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 300" width="400" height="300">\n'
+            f'<rect width="400" height="300" fill="#e8f4ff"/>\n'
+            f'<circle cx="{130 + j(10):.1f}" cy="{220 + j(4):.1f}" r="{45 + j(4):.1f}" fill="none" stroke="#333" '
+            f'stroke-width="5"/>\n'
+            f'<circle cx="{270 + j(10):.1f}" cy="{220 + j(4):.1f}" r="{45 + j(4):.1f}" fill="none" stroke="#333" '
+            f'stroke-width="5"/>\n'
+            f'<ellipse cx="{200 + j(8):.1f}" cy="{120 + j(6):.1f}" rx="{50 + j(4):.1f}" ry="{30 + j(3):.1f}" '
+            f'fill="{body}"/>\n</svg>\n')
+
+
+DRAWINGS = {"pelicans": lambda rng, flaw: pelican_svg(rng, flaw), "cheap": lambda rng, flaw: cheap_svg(rng, flaw is None)}
+
+
 def canonical(value: object) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def generate(out: Path, services: int, calls: int, distinct_svgs: int, blocks: int, seed: int,
-             run_id: str = "relay-leaderboard", title: str | None = None) -> None:
+             run_id: str = "relay-leaderboard", title: str | None = None, drawings: str = "pelicans") -> None:
     rng = random.Random(seed)
     folder = out / "experiments" / run_id
     (folder / "requests").mkdir(parents=True, exist_ok=True)
@@ -64,13 +82,14 @@ def generate(out: Path, services: int, calls: int, distinct_svgs: int, blocks: i
     pool = []  # (svg text, passes?) drawn once, reused across calls
     for i in range(distinct_svgs):
         flaw = None if i % 2 == 0 else FLAWS[(i // 2) % len(FLAWS)]
-        pool.append((pelican_svg(rng, flaw), flaw is None))
+        pool.append((DRAWINGS[drawings](rng, flaw), flaw is None))
     passing = [i for i, (_, ok) in enumerate(pool) if ok]
     failing = [i for i, (_, ok) in enumerate(pool) if not ok]
 
     start = datetime(2026, 10, 1, 9, 0, tzinfo=timezone.utc)
     per_block = calls // blocks
-    rows = []
+    handle = (folder / "calls.csv").open("w", newline="", encoding="utf-8")
+    writer: csv.DictWriter[str] | None = None  # rows are written as made: a million would not fit
     for block in range(blocks):
         order = [sid for sid in ids for _ in range(per_block + (1 if block < calls % blocks else 0))]
         rng.shuffle(order)
@@ -104,11 +123,11 @@ def generate(out: Path, services: int, calls: int, distinct_svgs: int, blocks: i
                 (call_dir / "response.txt").write_text(response(rng, svg), encoding="utf-8")
                 (call_dir / "image.svg").write_text(svg, encoding="utf-8")
                 row.update(qualified="true" if ok else "false", artifact_path=f"artifacts/calls/{sid}/{call_id}")
-            rows.append(row)
-    with (folder / "calls.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+            if writer is None:
+                writer = csv.DictWriter(handle, fieldnames=list(row), lineterminator="\n")
+                writer.writeheader()
+            writer.writerow(row)
+    handle.close()
     services_toml = "".join(
         f'\n[[service]]\nid = "{sid}"\ngroup = "relay"\nrequested_model = "{MODEL}"\nsnapshot = "unknown"\n'
         f'[service.params]\ntemperature = 1.0\nmax_tokens = 4096\n' for sid in ids)
@@ -150,6 +169,8 @@ def add_size_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--services", type=int, default=50)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--distinct-svgs", type=int, default=2000)
+    parser.add_argument("--drawings", choices=sorted(DRAWINGS), default="pelicans",
+                        help="pelicans (today's drawings) or cheap (a few shapes, as most models draw)")
     parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temporary one)")
 
 
@@ -159,7 +180,7 @@ def source_in(args: argparse.Namespace, prefix: str) -> tuple[Path, Path]:
     source = work / "source"
     if not (source / "reportgen.toml").exists():
         started = time.perf_counter()
-        generate(source, args.services, args.calls, args.distinct_svgs, 4, 20261001)
+        generate(source, args.services, args.calls, args.distinct_svgs, 4, 20261001, drawings=args.drawings)
         print(f"generated {args.services} x {args.calls} calls in {time.perf_counter() - started:.1f} s")
     return work, source
 
@@ -172,8 +193,9 @@ def main() -> None:
     parser.add_argument("--distinct-svgs", type=int, default=2000)
     parser.add_argument("--blocks", type=int, default=4)
     parser.add_argument("--seed", type=int, default=20261001)
+    parser.add_argument("--drawings", choices=sorted(DRAWINGS), default="pelicans")
     args = parser.parse_args()
-    generate(args.out, args.services, args.calls, args.distinct_svgs, args.blocks, args.seed)
+    generate(args.out, args.services, args.calls, args.distinct_svgs, args.blocks, args.seed, drawings=args.drawings)
     print(f"wrote {args.out}: {args.services} services x {args.calls} calls, {args.distinct_svgs} distinct SVGs")
 
 

@@ -30,6 +30,13 @@ OPTIONAL_COLUMNS = (
 )
 LOG_NAMES = ("calls.csv", "calls.jsonl", "calls.parquet")
 MAX_FIELD_CHARS = 1_000_000
+# Columns whose values repeat down the log (a few services, blocks, models, statuses):
+# each distinct value is kept once, not once a row (some 500 bytes a row).
+REPEATED_COLUMNS = frozenset((
+    "run_id", "block_id", "service", "service_group", "requested_model", "returned_model", "request_hash",
+    "status", "finish_reason", "qualified", "failure_reason", "attempt", "critical", "phase", "grader",
+    "disputed", "excluded", "partial", "slice", "task_id", "repetition",
+))
 # Memory stays proportional to the log; past this size a log is refused before it is read.
 MAX_LOG_BYTES = 512 * 1024 * 1024
 
@@ -86,6 +93,7 @@ def _read_csv(text: str, rel: str, name: str, problems: Collector) -> RawLog | N
     if not _check_columns(columns, rel, problems):
         return None
     rows: list[RawRow] = []
+    repeated: list[tuple[int, dict[str, str]]] = [(i, {}) for i, c in enumerate(columns) if c in REPEATED_COLUMNS]
     start = reader.line_num + 1
     while True:
         try:
@@ -101,6 +109,8 @@ def _read_csv(text: str, rel: str, name: str, problems: Collector) -> RawLog | N
         if len(record) != len(columns):
             problems.add(rel, line, "", f"has {len(record)} fields, the header has {len(columns)}")
             continue
+        for i, seen in repeated:
+            record[i] = seen.setdefault(record[i], record[i])
         rows.append(RawRow(line, dict(zip(columns, record))))
     return RawLog(rel, name, columns, tuple(rows))
 

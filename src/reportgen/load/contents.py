@@ -145,13 +145,15 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
     sha256: dict[str, str] = {}
     sizes: dict[str, int] = {}
     read: dict[str, bytes] = {}
+    firsts: dict[str, bytes] = {}  # by sha256: a content many calls share (a drawing) is kept once
 
     def hashed(rel: str, path: str, st: os.stat_result) -> None:
         paths[rel], sizes[rel] = path, st.st_size
         known = hashes.get(path, st) if hashes is not None else None
         if known is None:
-            read[rel] = data = read_bytes(path)
+            data = read_bytes(path)
             known = hashlib.sha256(data).hexdigest()
+            read[rel] = firsts.setdefault(known, data)
             if hashes is not None:
                 hashes.put(path, st, known)
         sha256[rel] = known

@@ -120,7 +120,12 @@ def list_folder(folder: Path | str, with_stat: bool = False, known: FolderNames 
                 files.append((parts, path, entry_st if with_stat else None))
 
     root = str(folder)
-    walk(root, (), os.stat(root) if known is not None else None)  # the folder itself may be reached by a link
+    try:
+        walk(root, (), os.stat(root) if known is not None else None)  # the folder itself may be reached by a link
+    finally:
+        # A recursive closure is a reference cycle (walk -> its cell -> walk): with the
+        # collector paused for the build, it would keep every file's lstat to the end.
+        del walk
     files.sort(key=lambda item: item[0])
     return Listing([("/".join(parts), path) for parts, path, _ in files], dirs, sorted(links),
                    [st for _, _, st in files if st is not None] if with_stat else None)

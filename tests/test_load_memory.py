@@ -1,0 +1,49 @@
+"""What loading keeps in memory: no reference cycle left for a paused collector, a
+content many files share held once, a repeated log value held once."""
+
+from __future__ import annotations
+
+import gc
+
+from reportgen.errors import Collector
+from reportgen.load.calllog import read_log
+from reportgen.load.contents import read_run_files
+from reportgen.load.files import list_folder
+
+
+def test_listing_a_folder_leaves_no_reference_cycle(tmp_path):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "f.txt").write_text("x", encoding="utf-8")
+    gc.collect()
+    gc.disable()  # as during a build: a cycle would keep the walk's lstat results to the end
+    try:
+        listing = list_folder(tmp_path, with_stat=True)
+        assert [rel for rel, _ in listing.files] == ["a/b/f.txt"]
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
+def test_a_content_many_files_share_is_held_once(tmp_path):
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "image.svg").write_bytes(b"<svg xmlns='http://www.w3.org/2000/svg'/>")
+    (tmp_path / "three.txt").write_bytes(b"other")
+    files = read_run_files(tmp_path)
+    assert files.data["one/image.svg"] is files.data["two/image.svg"]
+    assert files.data["three.txt"] == b"other"
+
+
+def test_a_repeated_log_value_is_held_once(tmp_path):
+    header = ("run_id,block_id,service,service_group,requested_model,returned_model,started_at,"
+              "request_hash,status,finish_reason,latency_ms,qualified,failure_reason,artifact_path\n")
+    row = "r,1,{s},g,m,m,2026-10-01T09:0{i}:00+00:00,sha256:{h},ok,stop,10{i},true,,\n"
+    text = header + "".join(row.format(s="relay-" + "ab"[i % 2] * 3, i=i, h="0" * 64) for i in range(4))
+    log_path = tmp_path / "calls.csv"
+    log_path.write_text(text, encoding="utf-8")
+    log = read_log(log_path, "calls.csv", Collector())
+    assert log is not None and len(log.rows) == 4
+    first, _, third, fourth = (row.values for row in log.rows)
+    assert first["service"] == third["service"] == "relay-aaa"
+    assert first["service"] is third["service"] and first["request_hash"] is fourth["request_hash"]
+    assert first["started_at"] != third["started_at"]  # values that differ stay as written
