@@ -29,28 +29,16 @@ EXP = "pelican-ab"
 KEYS = "pfd"
 WORDS = {"p": "pass", "f": "fail", "d": "disputed"}
 
-# As this folder's conftest launches Chromium (its module is not importable by name here).
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-
 # Every attribute of every element, and the page's text, as the reader's browser has them.
 ATTRIBUTES_JS = """() => Array.from(document.querySelectorAll('*')).flatMap(
     e => Array.from(e.attributes).map(a => a.name + '=' + a.value))"""
 
 
-@pytest.fixture(scope="module")
-def chromium(chromium_path):
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if os.environ.get("CI", "").strip().lower() in ("true", "1", "yes"):
-            pytest.fail("the playwright package is not installed; CI=true, so this is a failure", pytrace=False)
-        pytest.skip("the playwright package is not installed (pip install -e '.[browser]')")
-    manager = sync_playwright().start()
-    browser = manager.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-    yield browser
-    browser.close()
-    manager.stop()
+@pytest.fixture
+def chromium(browser):
+    """The session's Chromium (this folder's conftest): one Playwright per test process,
+    since a second sync Playwright cannot start while the first runs."""
+    return browser
 
 
 class GradeCommand:
