@@ -3,7 +3,6 @@ grading rule and its version) and the calls that returned an output to grade."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,9 +12,9 @@ from reportgen.load.rows import check_artifact_paths
 from reportgen.load.source import load_contract_and_log, parse_rows
 from reportgen.model.calls import Call
 from reportgen.model.config import RunContract
+from reportgen.model.grading import GRADER_NAME
 from reportgen.model.source import RawLog
 
-GRADER_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 
 @dataclass(frozen=True)

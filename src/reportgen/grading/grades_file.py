@@ -21,9 +21,9 @@ from typing import Callable, Mapping
 from reportgen.grading.errors import GradingError
 from reportgen.grading.files import write_durable
 from reportgen.model.config import parse_timestamp
+from reportgen.model.grading import GRADES
+from reportgen.model.grading import GRADES_HEADER as HEADER
 
-HEADER = ("item", "grade", "reason", "graded_at", "rule_version")
-GRADES = ("pass", "fail", "disputed")
 MAX_REASON = 2000
 
 

@@ -22,9 +22,8 @@ from reportgen.grading.errors import GradingError
 from reportgen.grading.experiment import Experiment
 from reportgen.grading.files import write_durable
 from reportgen.model.calls import Call
+from reportgen.model.grading import ITEM_ID_HEX, KEY_HEADER
 
-KEY_HEADER = ("item", "call_id")
-ITEM_ID_HEX = 12
 
 
 @dataclass(frozen=True)

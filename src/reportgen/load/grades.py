@@ -14,7 +14,6 @@ import csv
 import dataclasses
 import io
 import json
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
@@ -24,7 +23,11 @@ from reportgen.errors import Collector
 from reportgen.model.calls import Call
 from reportgen.model.config import RunContract, parse_timestamp
 from reportgen.model.grading import (
+    GRADER_NAME,
     GRADES,
+    GRADES_HEADER,
+    ITEM_ID,
+    KEY_HEADER,
     PRIMARIES,
     REVIEWS,
     BlindGrades,
@@ -38,10 +41,6 @@ from reportgen.model.grading import (
 )
 from reportgen.model.source import RawLog
 
-GRADER_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
-ITEM_ID = re.compile(r"[0-9a-f]{12}")
-KEY_HEADER = ("item", "call_id")
-GRADES_HEADER = ("item", "grade", "reason", "graded_at", "rule_version")
 JUDGE_VALUES = {"pass": True, "fail": False}
 
 

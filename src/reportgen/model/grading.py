@@ -5,6 +5,7 @@ gave them."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Mapping
@@ -15,6 +16,12 @@ Grade = Literal["pass", "fail", "disputed"]
 PRIMARIES: tuple[Primary, ...] = ("logged", "human")
 REVIEWS: tuple[Review, ...] = ("third-grader", "majority", "disputed")
 GRADES: tuple[Grade, ...] = ("pass", "fail", "disputed")
+# The grades folder's files, as `reportgen grade` writes them and the build reads them.
+GRADER_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")  # names grades/<grader>.csv
+ITEM_ID_HEX = 12  # an item id: this many lowercase hex characters from a seeded draw
+ITEM_ID = re.compile(rf"[0-9a-f]{{{ITEM_ID_HEX}}}")
+KEY_HEADER = ("item", "call_id")
+GRADES_HEADER = ("item", "grade", "reason", "graded_at", "rule_version")
 
 REVIEW_WORDS: dict[Review, str] = {
     "majority": "the majority of the graders' grades (a tie stays disputed)",
