@@ -7,15 +7,12 @@ the kind of credential, never the credential itself.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from reportgen.load.calllog import searchable_text
-from reportgen.load.contents import FileRef
-from reportgen.load.files import read_bytes
 from reportgen.model.artifacts import Artifact, CallArtifacts
 from reportgen.model.findings import Finding
 from reportgen.model.source import ValidatedRun
@@ -121,18 +118,6 @@ def scan_files(files: Iterable[tuple[str, bytes]], allowed: frozenset[str] = fro
     return found
 
 
-def _hashed_now(artifact: Artifact) -> str:
-    """The sha256 of an artifact's bytes as this build reads them, never one recorded by
-    an earlier build: an earlier "clean" verdict holds only for content hashed now.
-    (Read apart from the run's kept bytes, so that a large run's are not all held.)"""
-    content = artifact.content
-    if isinstance(content, FileRef):
-        data = read_bytes(content.contents.paths[content.rel])
-    else:
-        data = artifact.data
-    return hashlib.sha256(data).hexdigest()
-
-
 def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts],
                         clean: set[str] | None = None, not_credentials: tuple[str, ...] = ()
                         ) -> tuple[Finding, ...]:
@@ -148,8 +133,12 @@ def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts],
     if run.grading.blind is not None:  # graders' reasons are free text, published with the data
         files += [(f"{run.grading.blind.folder}/{name}", data) for name, data in run.grading.blind.files.items()]
     known = clean if clean is not None else set()
+    # An artifact's sha256 is the one its file was listed with (hashed then, or kept from
+    # a record whose size, times and inode it still has). Whatever this build publishes
+    # of it is read and checked against that sha256 (load.contents.FileContents), or is
+    # the store's copy under that name: so a content known clean is not read again.
     own = [(cid, a) for cid, bundle in sorted(artifacts.items()) for a in bundle.files
-           if a.derived is None and (a.sha256 not in known or _hashed_now(a) not in known)]
+           if a.derived is None and a.sha256 not in known]
     named: list[tuple[str, Artifact]] = []
     if own:
         paths = {c.call_id: c.artifact_path for c in run.calls}
