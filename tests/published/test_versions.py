@@ -199,6 +199,9 @@ def test_diff_finds_the_changed_call_whatever_the_log_looks_like(variant, tmp_pa
     assert result.exit_code == 0, result.output
     calls = result.output[result.output.index("Calls changed"):].split("\n\n")[0].splitlines()[1:]
     assert len(calls) == 1 and "mini/Y-3 " in calls[0] and "qualified: False -> True" in calls[0], result.output
+    # The build's own page of changes (from the log it had just parsed, its rows read again) says the same.
+    page = (new.parent / "diff" / "v1..v2" / "index.html").read_text(encoding="utf-8")
+    assert "Y-3" in page and "X-1" not in page.split("Calls changed", 1)[-1].split("</section>", 1)[0]
 
 
 def test_diff_of_identical_versions(tmp_path, make_source, run_cli):

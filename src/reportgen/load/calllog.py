@@ -179,6 +179,24 @@ def _parquet_text(value: object) -> str:
     return _json_text(value)
 
 
+def without_rows(log: RawLog) -> RawLog:
+    """A text log once its calls are parsed: its bytes, without its rows as values (a
+    dict a row, 800 bytes a call: the calls hold what the build needs of them), which
+    ``with_rows`` reads again. A Parquet log keeps its rows: its bytes are not text."""
+    return log if log.name.endswith(".parquet") else dataclasses.replace(log, rows=())
+
+
+def with_rows(log: RawLog) -> RawLog:
+    """The log with every row, as ``read_log`` read it (see ``without_rows``)."""
+    if log.rows or not log.data:
+        return log
+    problems = Collector()
+    read = read_text(log.data.decode("utf-8-sig"), log.file, log.name, problems)
+    if read is None:  # the bytes read before, and parsed then: cannot happen
+        raise ValueError(f"{log.file}: {problems.problems[0] if problems.problems else 'does not read again'}")
+    return dataclasses.replace(read, data=log.data)
+
+
 def searchable_text(log: RawLog) -> bytes:
     """The log as text for the credential scan: the file itself, or for Parquet (binary,
     maybe compressed) one line of values per row, so line N is row N."""

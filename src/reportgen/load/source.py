@@ -12,7 +12,7 @@ from typing import Sequence
 
 from reportgen.errors import Collector
 from reportgen.load.blocks import resolve_blocks
-from reportgen.load.calllog import MAX_LOG_BYTES, find_log, read_log
+from reportgen.load.calllog import MAX_LOG_BYTES, find_log, read_log, without_rows
 from reportgen.load.contract import load_contract, load_site_config
 from reportgen.load.design_checks import check_design
 from reportgen.load.grades import load_grading
@@ -150,7 +150,7 @@ def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifact
     grading, calls = load_grading(contract, log, calls, files.data, rel_folder, problems)
     check_design(contract, calls, log.file, problems)
     requests = _check_requests(calls, folder, rel_folder, log.file, problems, redacted)
-    return ValidatedRun(contract, folder, rel_folder, log, tuple(calls), requests,
+    return ValidatedRun(contract, folder, rel_folder, without_rows(log), tuple(calls), requests,
                         log_bytes=log.data, files=files, grading=grading)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.errors import Collector
-from reportgen.load.calllog import find_log
+from reportgen.load.calllog import find_log, with_rows
 from reportgen.load.contract import load_contract
 from reportgen.load.source import load_contract_and_log, parse_rows
 from reportgen.model.calls import Call
@@ -183,7 +183,7 @@ def _read_rows(folder: Path, rel: str) -> tuple[RunContract, RawLog]:
 
 
 def _held(contract: RunContract, log: RawLog) -> tuple[RunContract, RawLog]:
-    return contract, log
+    return contract, with_rows(log)
 
 
 def _differing_calls(a: _Side | None, b: _Side | None) -> tuple[dict[str, Call], dict[str, Call]]:
