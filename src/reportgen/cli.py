@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import errno
-import gc
 import os
 import sys
 import traceback
@@ -136,6 +135,7 @@ class TerminalProgress:
 def build(ctx: click.Context, source: Path, out: Path, version_label: str | None, force: bool, quiet: bool,
           redact: bool, cache_dir: Path | None, no_cache: bool) -> None:
     """Build SOURCE (default: content/) into OUT/<version>/ (default: site/)."""
+    from reportgen.pipeline.memory_and_imports import freeze_before_exit
     from reportgen.pipeline.pipeline import build_site, default_cache
 
     try:
@@ -158,10 +158,7 @@ def build(ctx: click.Context, source: Path, out: Path, version_label: str | None
                f"earlier builds), {summary.n_drawings} drawings ({summary.n_renders} distinct, "
                f"{summary.n_renders - summary.n_renders_reused} rendered, {summary.n_renders_reused} reused"
                f"{failures}){warnings}, in {summary.seconds:.1f} s")
-    # The process ends here. A large build leaves garbage with cycles that the collector,
-    # off while it ran, has not seen: the collection at exit would walk a million objects
-    # (two seconds of 100,000 calls) only for the system to take the memory back anyway.
-    gc.freeze()
+    freeze_before_exit()  # the process ends here
 
 
 @main.command()

@@ -2,7 +2,7 @@
 
 This module reads and loads the source and finds whether its version is up to date;
 the stages after that are in ``stages``, imported only then (they import the heavy
-libraries: see _build_site).
+libraries: see ``memory_and_imports``).
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 from reportgen.pipeline.incremental import NO_CHECK, IncrementalCheck
 from reportgen.progress import Progress, QuietProgress
 from reportgen.pipeline.render_pool import BackgroundRenders
-from reportgen.pipeline.runner import ParallelRunner, Runner, collector_paused, freeze_made
+from reportgen.pipeline.memory_and_imports import (collector_paused, freeze_made, later_stages, site_files,
+                                                   stages_imported_before)
+from reportgen.pipeline.runner import ParallelRunner, Runner
 from reportgen.pipeline.source_reading import SourceReading
 from reportgen.pipeline.summary import BuildSummary, summary_of
 from reportgen.load.source import load_source
@@ -86,7 +87,7 @@ class _Build:
         drawings = None if self.redact else partial(self.renders.start_early, self.source)
         self.reading = SourceReading(self.source, self.cache, self.copies, drawings, self.runner, self.version)
         if self.reading.apart:
-            self.loaded = _load(self.source, partial(_listed_meanwhile, self.reading), self.version)
+            self.loaded = _load(self.source, partial(stages_imported_before, self.reading.snapshot), self.version)
         return self.reading.snapshot()
 
     def earlier(self, snapshot: SourceSnapshot | None) -> BuildSummary | None:
@@ -106,12 +107,12 @@ class _Build:
         return validated
 
     def report(self, validated: ValidatedSource) -> Report:
-        return _later_stages().analysed_report(validated, self.check, self.renders, self.redact, self.progress,
-                                               self.runner)
+        return later_stages().analysed_report(validated, self.check, self.renders, self.redact, self.progress,
+                                              self.runner)
 
     def write(self, report: Report) -> BuildSummary:
-        return _later_stages().publish(report, self.out, self.check, self.render_cache, self.save_hashes,
-                                       self.redact, self.progress, self.copies, self.started, self.runner)
+        return later_stages().publish(report, self.out, self.check, self.render_cache, self.save_hashes,
+                                      self.redact, self.progress, self.copies, self.started, self.runner)
 
 
 def _say_always(message: str) -> None:
@@ -124,24 +125,6 @@ def _load(source: Path, listing: Callable[[], SourceSnapshot | None], version: s
     validated = load_source(source, listing=listing, version_label=version)
     freeze_made()
     return validated
-
-
-def _listed_meanwhile(reading: SourceReading) -> SourceSnapshot | None:
-    """The source as listed apart, asked for once the logs are parsed; while the listing
-    is still under way, the next stages are imported (scipy, pandas, altair, jinja2:
-    two seconds, on a core that would wait)."""
-    _later_stages()
-    return reading.snapshot()
-
-
-def _later_stages() -> ModuleType:
-    """The stages after loading, which import scipy, pandas, altair and jinja2 (two
-    seconds): a build that finds its version up to date never needs them, and one that
-    lists its folder apart imports them while the listing is under way (_listed_meanwhile)."""
-    from reportgen.pipeline import stages
-    import reportgen.render.charts  # noqa: F401  (stages import it when they first draw)
-
-    return stages
 
 
 def _checked(snapshot: SourceSnapshot | None, source: Path, out: Path, version: str | None, redact: bool,
@@ -167,9 +150,7 @@ def _up_to_date(check: IncrementalCheck, snapshot: SourceSnapshot, source: Path,
     remembered = check.earlier_build(out / label)
     if remembered is None:
         return None
-    # Imported here: the site's index pages need the theme (jinja2), not the stages.
-    from reportgen.pipeline.site_files import write_site_files
-
+    write_site_files = site_files()  # the site's index pages need the theme (jinja2), not the stages
     progress.stage(f"{out / label} was built from these same inputs and is unchanged: nothing to write")
     remove_leftovers(out, label)
     write_site_files(out, source, snapshot.config, label, snapshot.digest, remembered.built_at, out / label, progress)

@@ -1,5 +1,4 @@
-"""How the build spreads its work over the cores: one ``Runner``, sequential or parallel,
-and the build's memory rule.
+"""How the build spreads its work over the cores: one ``Runner``, sequential or parallel.
 
 Every place where the build may work on more than one core asks its runner:
 
@@ -21,9 +20,8 @@ runner's thresholds are one ``Tuning``; tests pick a path by passing one.
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import ParamSpec, Protocol, TypeVar
@@ -156,31 +154,3 @@ def start_apart(runner: Runner, copies: contextlib.ExitStack, step: Callable[[],
 
     return finish
 
-
-# ------------------------------------------------------------------ memory and imports
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cycle collector off for the build, and what it froze handed back after.
-
-    A build holds millions of long-lived objects (rows, calls, artifacts, page views).
-    The collector would walk all of them again and again, and in the forked copies copy
-    every memory page it touches: each stage's results are frozen out of its reach as
-    they are made (``freeze_made``). It is off meanwhile: the stages make those objects by
-    the million and little cyclic garbage besides, and each collection they set off
-    walked everything made so far (a second and a half of a rebuild's reading alone; a
-    rebuild of 100,000 calls peaks some 200 MB higher for the garbage kept until the end).
-    """
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-        if collecting:
-            gc.enable()
-
-
-def freeze_made() -> None:
-    """What the build has made so far, out of the collector's reach (see ``collector_paused``)."""
-    gc.freeze()

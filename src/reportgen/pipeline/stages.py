@@ -2,7 +2,7 @@
 
 Apart from the loading (``pipeline``), since these import scipy, pandas, altair and jinja2:
 a build imports them only once it knows its version is not up to date, and while the
-source is still being read when its folder is listed apart.
+source is still being read when its folder is listed apart (see ``memory_and_imports``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from reportgen.pipeline.audit_apart import AuditsApart
 from reportgen.pipeline.incremental import IncrementalCheck, Remembered
 from reportgen.progress import Progress
 from reportgen.pipeline.render_pool import BackgroundRenders
-from reportgen.pipeline.runner import Runner, freeze_made, start_apart
+from reportgen.pipeline.memory_and_imports import chart_drawer, freeze_made, start_charts
+from reportgen.pipeline.runner import Runner, start_apart
 from reportgen.pipeline.site_files import write_previous_diff, write_site_files
 from reportgen.pipeline.summary import BuildSummary, summary_of
 from reportgen.claims.make import build_claims
@@ -37,7 +38,7 @@ from reportgen.render.render_cache import RenderCache
 from reportgen.render.theme import claim_renderer, theme_environment
 from reportgen.write.version import VersionWriter
 
-if TYPE_CHECKING:  # charts imports altair and pandas: see _chart_drawer
+if TYPE_CHECKING:  # charts imports altair and pandas: see memory_and_imports
     from reportgen.analysis.results import ExperimentAnalysis
     from reportgen.render.charts import Chart, ChartDrawer
 
@@ -162,18 +163,11 @@ def _remembered(report: Report, hashes: Mapping[str, str], n_sheets: int) -> Rem
 
 
 def _chart_drawer(validated: ValidatedSource, runner: Runner) -> ChartDrawer:
-    # Imported here, not above: altair and pandas take a second to import, which a build
-    # that finds its version up to date never needs, and which a full build pays while
-    # the renders keep the other cores busy.
-    from reportgen.render.charts import ChartDrawer
-
-    return ChartDrawer(background=runner.charts_apart(sum(len(run.calls) for run in validated.runs)))
+    return chart_drawer(background=runner.charts_apart(sum(len(run.calls) for run in validated.runs)))
 
 
 def _analyse_early(validated: ValidatedSource, drawer: ChartDrawer, progress: Progress) -> Early:
     """Each run's analysis and its charts (being drawn), by run id."""
-    from reportgen.render.charts import start_charts
-
     early: Early = {}
     for run in validated.runs:
         progress.stage(f"analysing {run.contract.id}: {len(run.calls)} calls")
@@ -184,8 +178,6 @@ def _analyse_early(validated: ValidatedSource, drawer: ChartDrawer, progress: Pr
 
 def _analyse(validated: ValidatedSource, audited: list[AuditedRun], progress: Progress,
              renders: BackgroundRenders, drawer: ChartDrawer, early: Early) -> Report:
-    from reportgen.render.charts import start_charts
-
     runs = []
     for item in audited:
         run = item.run

@@ -1,0 +1,115 @@
+"""The record of a file's hash kept between builds: written and read back unchanged, a
+damaged line ignored (its file hashed again), a file whose size, times or inode moved
+not taken for the one recorded."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reportgen.load.contents as contents
+from reportgen.load.contents import FileHashes, HashedFile, read_run_files
+
+SHA = hashlib.sha256(b"alpha").hexdigest()
+STAT = SimpleNamespace(st_size=5, st_mtime_ns=1_700_000_000_123456789, st_ctime_ns=1_700_000_001_000000000,
+                       st_ino=424242)
+LINE = f"5 1700000000123456789 1700000001000000000 424242 {SHA}"
+
+
+@pytest.fixture
+def settled(monkeypatch):
+    monkeypatch.setattr(contents, "RACY_SECONDS", -60.0)  # files written by the test count as settled
+
+
+def test_a_record_is_written_as_one_line_and_read_back():
+    record = HashedFile.of(STAT, SHA)
+    assert record == HashedFile(5, 1_700_000_000_123456789, 1_700_000_001_000000000, 424242, SHA)
+    assert record.line() == LINE
+    assert HashedFile.parse(LINE) == record and record.matches(STAT)
+    with pytest.raises(AttributeError):
+        record.size = 6  # type: ignore[misc]  # frozen
+
+
+def test_the_record_of_a_folder_s_files_round_trips(tmp_path, settled):
+    (tmp_path / "a").write_bytes(b"alpha")
+    (tmp_path / "b c\tdé").write_bytes(b"beta")  # any name: the line ends with the record
+    first = FileHashes()
+    read_run_files(tmp_path, first)
+    text = first.to_text()
+    assert text.splitlines()[0] == f"{tmp_path / 'a'}\t{HashedFile.of(os.stat(tmp_path / 'a'), SHA).line()}"
+    assert text.splitlines()[-1].startswith("folders\t{")
+    again = FileHashes.from_text(text)
+    for name, data in (("a", b"alpha"), ("b c\tdé", b"beta")):
+        path = str(tmp_path / name)
+        assert again.get(path, os.stat(path)) == hashlib.sha256(data).hexdigest()
+    assert again.to_text().splitlines()[:-1] == text.splitlines()[:-1]  # the folders: kept by a walk
+
+
+DAMAGED = [
+    f"5 1700000000123456789 1700000001000000000 424242 {SHA[:-1]}",  # cut short
+    f"5 1700000000123456789 1700000001000000000 424242 {SHA}0",  # a character more
+    f"5 1700000000123456789 1700000001000000000 {SHA}",  # a field lost
+    f"5  1700000000123456789 1700000001000000000 424242 {SHA}",  # a space more
+    f"x 1700000000123456789 1700000001000000000 424242 {SHA}",  # not a number
+    f"05 1700000000123456789 1700000001000000000 424242 {SHA}",  # not as written
+    f"+5 1700000000123456789 1700000001000000000 424242 {SHA}",
+    f"5 1700000000123456789 1700000001000000000 424242 {SHA} ",
+    f"5 1700000000123456789 1700000001000000000 424242\t{SHA}",
+    "",
+    SHA,
+]
+
+
+@pytest.mark.parametrize("line", DAMAGED)
+def test_a_damaged_line_is_ignored(line):
+    assert HashedFile.parse(line) is None
+    hashes = FileHashes.from_text(f"/src/a\t{line}\n/src/b\t{LINE}\nfolders\t{{}}\n")
+    assert hashes.get("/src/a", STAT) is None
+    assert hashes.get("/src/b", STAT) == SHA  # the lines around it are read as ever
+    assert hashes.to_text() == f"/src/b\t{LINE}\nfolders\t{{}}\n"  # and it is not kept
+
+
+def test_a_file_whose_record_is_damaged_is_hashed_again(tmp_path, settled, monkeypatch):
+    (tmp_path / "a").write_bytes(b"alpha")
+    first = FileHashes()
+    read_run_files(tmp_path, first)
+    path = str(tmp_path / "a")
+    damaged = first.to_text().replace(f"{path}\t", f"{path}\tx")
+    reads: list[str] = []
+    real = contents.read_bytes
+    monkeypatch.setattr(contents, "read_bytes", lambda p: reads.append(p) or real(p))
+    again = FileHashes.from_text(damaged)
+    files = read_run_files(tmp_path, again)
+    assert reads == [path] and files.sha256["a"] == SHA
+    assert again.to_text() == first.to_text()  # recorded afresh
+
+
+@pytest.mark.parametrize("field", ["st_size", "st_mtime_ns", "st_ctime_ns", "st_ino"])
+def test_a_changed_stat_does_not_match(field):
+    changed = SimpleNamespace(**{**vars(STAT), field: getattr(STAT, field) + 1})
+    assert not HashedFile.parse(LINE).matches(changed)
+    assert FileHashes({"/src/a": LINE}).get("/src/a", changed) is None
+    assert FileHashes({"/src/a": LINE}).get("/src/a", STAT) == SHA
+
+
+numbers = st.integers(min_value=0, max_value=2**64)
+stats = st.builds(SimpleNamespace, st_size=numbers, st_mtime_ns=numbers, st_ctime_ns=numbers, st_ino=numbers)
+
+
+@settings(max_examples=60, deadline=None)
+@given(stats, stats, st.text(alphabet="0123456789abcdef x\t", min_size=62, max_size=66),
+       st.sampled_from(["", " ", "0", "+"]))
+def test_the_record_s_text_is_compared_as_parsing_it_would(recorded, now, sha, prefix):
+    # FileHashes.get compares the line as read, without parsing it: it must say what
+    # parsing it and matching the record would, on any line, and find a file unchanged.
+    for line in (prefix + HashedFile.of(recorded, sha).line(), prefix + HashedFile.of(now, sha).line()):
+        record = HashedFile.parse(line)
+        expected = record.sha256 if record is not None and record.matches(now) else None
+        assert FileHashes({"/f": line}).get("/f", now) == expected
+    if len(sha) == 64:
+        assert FileHashes({"/f": HashedFile.of(now, sha).line()}).get("/f", now) == sha
