@@ -17,10 +17,11 @@ from reportgen.load.contract import load_contract
 from reportgen.load.source import load_contract_and_log, parse_rows
 from reportgen.model.calls import Call
 from reportgen.model.config import RunContract
+from reportgen.model.outcomes import OUTCOME_LABELS
 from reportgen.model.source import RawLog, RawRow, ValidatedSource
 from reportgen.published.compare import compare_claim
 from reportgen.published.log_records import Records, differing, parsed, record_bytes, records
-from reportgen.published.read import PublishedError, PublishedVersion, read_version
+from reportgen.published.read import PublishedError, PublishedVersion, load_embedded_source, read_version
 
 CALL_FIELDS = [f.name for f in fields(Call) if f.name not in ("call_id", "line", "started_at", "extra")]
 
@@ -109,6 +110,7 @@ def diff_versions(old_folder: Path, new_folder: Path, new_source: ValidatedSourc
         for call_id in sorted(set(old_calls) & set(new_calls)):
             a_call, b_call = old_calls[call_id], new_calls[call_id]
             changed += _call_changes(_call_label(rid, a_call, b_call), a_call, b_call)
+    changed += _graded_changes(old, new, new_source)
     artifacts = _artifact_changes(old, new)
     old_claims, new_claims = old.claims, new.claims
     claim_changes: list[Change] = []
@@ -262,6 +264,41 @@ def _call_label(rid: str, call: Call, newer: Call | None = None) -> CallLabel:
     if newer is not None and newer.request_hash != rhash:
         rhash = f"{rhash} -> {newer.request_hash}"
     return CallLabel(rid, call.call_id, rhash)
+
+
+def _graded_changes(old: PublishedVersion, new: PublishedVersion,
+                    new_source: ValidatedSource | None) -> list[Change]:
+    """The calls whose outcome the blind grades changed: with ``primary = "human"`` a
+    call's outcome is settled from its graders' files (data/<run>/grades/), not from its
+    row, so a corrected grade changes no row of the log. Both versions' inputs are loaded
+    (as ``verify`` loads them) only when a run's grades folder differs between them."""
+    differ = [rid for rid in sorted(set(old.runs) & set(new.runs))
+              if _grades_files(old, rid) != _grades_files(new, rid)]
+    if not differ:
+        return []
+    a_source = load_embedded_source(old)
+    b_source = new_source if new_source is not None else load_embedded_source(new)
+    a_runs = {r.contract.id: r for r in a_source.runs}
+    b_runs = {r.contract.id: r for r in b_source.runs}
+    out = []
+    human = [r for r in differ if r in a_runs and r in b_runs and "human" in
+             (a_runs[r].grading.rules.primary, b_runs[r].grading.rules.primary)]
+    for rid in human:  # with outcomes as logged, a changed outcome is a changed row, listed already
+        a_calls = {c.call_id: c for c in a_runs[rid].calls}
+        for b_call in b_runs[rid].calls:
+            a_call = a_calls.get(b_call.call_id)
+            if a_call is not None and a_call.outcome != b_call.outcome:
+                label = _call_label(rid, a_call, b_call)
+                out.append(Change(str(label), "outcome (blind grades)", OUTCOME_LABELS[a_call.outcome],
+                                  OUTCOME_LABELS[b_call.outcome], label))
+    return out
+
+
+def _grades_files(version: PublishedVersion, rid: str) -> dict[str, bytes]:
+    folder = version.folder / "data" / rid / "grades"
+    if not folder.is_dir():
+        return {}
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
 def _call_changes(label: CallLabel, a: Call, b: Call) -> list[Change]:
