@@ -26,7 +26,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata
 
 from reportgen import stats
 from reportgen.analysis.results import GroupAnalysis, RankResult, ServiceResult
@@ -71,6 +70,8 @@ def rank_services(group: GroupAnalysis, confidence_level: float, by_score: bool 
         board = _Board(board.names, -board.values, board.separated.T.copy(), board.known, board.sizes)
     above = board.separated.sum(axis=0)  # services placed above each one
     below = board.separated.sum(axis=1)
+    from scipy.stats import rankdata  # when computed: see reportgen.stats
+
     point = rankdata(-board.values, method="average")
     order = sorted(range(k), key=lambda i: (point[i], board.names[i]))
     groups = _groups(order, board.separated)

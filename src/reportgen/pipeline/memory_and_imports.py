@@ -15,10 +15,9 @@ altair, pandas and vl-convert. They are imported here, when the build first need
 (``later_stages``, ``chart_drawer``, ``start_charts``):
 
 - a build that finds its version up to date imports neither the later stages nor
-  pandas, altair or vl-convert. It needs the theme (jinja2) for the site's index pages
-  (``site_files``), and the theme still brings scipy with it: it imports the claims'
-  records, which come from ``reportgen.stats``, which imports scipy (a strict xfail
-  test marks this: the rule is to import scipy only for the later stages);
+  scipy, pandas, altair or vl-convert. It needs the theme (jinja2) for the site's index
+  pages (``site_files``), which imports the claims' records from ``reportgen.stats``:
+  the statistics import scipy when first computed, not with their records;
 - a large build, whose source folder is listed by a forked copy while the logs are
   parsed, imports them meanwhile (``stages_imported_before``), on a core that would wait.
 

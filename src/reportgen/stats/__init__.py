@@ -2,6 +2,10 @@
 
 Every function returns a frozen result that records its estimate, interval,
 confidence level, method and assumptions.
+
+``scipy.stats`` (a second to import) is imported by the functions that use it, when
+first called: a program that only reads results (a build that finds its version up
+to date, say) does not pay for it.
 """
 
 from .bootstrap import (

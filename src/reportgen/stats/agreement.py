@@ -21,7 +21,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import norm
 
 from .proportions import wilson
 from .results import Estimate, RateEstimate, check_confidence_level
@@ -51,6 +50,7 @@ FEW_ITEMS = "fewer than two items graded by every grader: kappa is not defined"
 
 
 def two_sided_z(confidence_level: float) -> float:
+    from scipy.stats import norm  # scipy.stats when a statistic is computed: see reportgen.stats
     return float(norm.ppf(0.5 + check_confidence_level(confidence_level) / 2.0))
 
 

@@ -13,7 +13,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import t as student_t
 
 from .paired import ArrayLike, as_vector
 from .results import Estimate, TestResult, check_confidence_level
@@ -59,6 +58,8 @@ def welch_difference(b: ArrayLike, a: ArrayLike, confidence_level: float = 0.95)
     # squares variances, which underflow to zero for tiny but nonzero spreads.
     share_b, share_a = (vb / nb) / se**2, (va / na) / se**2
     df = 1.0 / (share_b**2 / (nb - 1) + share_a**2 / (na - 1))
+    from scipy.stats import t as student_t  # when computed: see reportgen.stats
+
     half = float(student_t.ppf(0.5 + level / 2.0, df)) * se
     t_stat = mean / se
     p = float(min(1.0, 2.0 * student_t.sf(abs(t_stat), df)))

@@ -19,8 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binom
-from scipy.stats import t as student_t
 
 from .results import PAIRED_T, Estimate, TestResult, check_confidence_level
 from .warnings import ALL_TIES, NO_DISCORDANT, NO_PAIRS, ONE_PAIR_T
@@ -148,6 +146,8 @@ def paired_t(b: ArrayLike, a: ArrayLike, confidence_level: float = 0.95) -> Pair
     sd = float(np.std(d, ddof=1))
     se = sd / math.sqrt(n)
     df = n - 1
+    from scipy.stats import t as student_t  # when computed: see reportgen.stats
+
     half = float(student_t.ppf(0.5 + level / 2.0, df)) * se
     t_stat = mean / se
     p = float(min(1.0, 2.0 * student_t.sf(abs(t_stat), df)))
@@ -174,6 +174,8 @@ def mcnemar_exact(b_only: int, a_only: int) -> TestResult:
     if b + c == 0:
         return TestResult(1.0, smaller, "smaller_discordant_count", "mcnemar-exact",
                           assumptions=MCNEMAR_ASSUMPTIONS, warnings=(NO_DISCORDANT,))
+    from scipy.stats import binom  # when computed: see reportgen.stats
+
     p = float(min(1.0, 2.0 * binom.cdf(min(b, c), b + c, 0.5)))
     return TestResult(p, smaller, "smaller_discordant_count", "mcnemar-exact",
                       assumptions=MCNEMAR_ASSUMPTIONS)

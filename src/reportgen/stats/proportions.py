@@ -15,8 +15,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln
-from scipy.stats import norm
 
 from .results import Estimate, RateEstimate, TestResult, check_confidence_level
 from .warnings import NO_RATE_DATA, ONE_SIDE_EMPTY, ZERO_MARGIN
@@ -32,6 +30,8 @@ DIFFERENCE_ASSUMPTIONS = RATE_ASSUMPTIONS + (
 
 
 def _z(confidence_level: float) -> float:
+    from scipy.stats import norm  # when computed: see reportgen.stats
+
     return float(norm.ppf(0.5 + check_confidence_level(confidence_level) / 2.0))
 
 
@@ -92,6 +92,8 @@ def _log_hypergeom(k, row1: int, row2: int, col1: int):
     """log P(top-left cell = k) for a 2x2 table with the given margins; ``k`` may be an
     array of cells (one ufunc call per term, not one per cell: the same operations in
     the same order, so the same floats)."""
+    from scipy.special import gammaln  # when computed: see reportgen.stats
+
     n = row1 + row2
 
     def log_comb(a, b):
