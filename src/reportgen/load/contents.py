@@ -141,34 +141,44 @@ def _stamp(size: int, mtime_ns: int, ctime_ns: int, inode: int) -> str:
 
 class FileContents(Mapping[str, bytes]):
     """A run folder's files by relative path: the bytes of each, read on first access
-    and kept, and checked against the sha256 taken when the folder was listed."""
+    and kept, and checked against the sha256 taken when the folder was listed. Each
+    file's absolute path is made when it is read, from the folder's (``root``): a
+    report of 100,000 calls lists some 200,000 files, and their paths, held, cost 40 MB
+    (and as much again to send from a copy of the build that listed them)."""
 
-    def __init__(self, paths: Mapping[str, str], sha256: Mapping[str, str], sizes: Mapping[str, int],
+    def __init__(self, root: str, sha256: Mapping[str, str], sizes: Mapping[str, int],
                  read: dict[str, bytes]) -> None:
-        self.paths, self.sha256, self.sizes, self._read = paths, sha256, sizes, read
+        self.root, self.sha256, self.sizes, self._read = root, sha256, sizes, read
+
+    def path(self, rel: str) -> str:
+        """The absolute path of the listed file ``rel`` (KeyError for any other name)."""
+        if rel not in self.sha256:
+            raise KeyError(rel)
+        return os.path.join(self.root, rel)
 
     def __getitem__(self, rel: str) -> bytes:
         data = self._read.get(rel)
         if data is None:
-            data = read_bytes(self.paths[rel])
+            path = self.path(rel)
+            data = read_bytes(path)
             if hashlib.sha256(data).hexdigest() != self.sha256[rel]:
-                raise InputError([Problem(self.paths[rel], 0, "", "this file changed while the build was "
+                raise InputError([Problem(path, 0, "", "this file changed while the build was "
                                           "running; build again once nothing is writing to the source")])
             self._read[rel] = data
         return data
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.paths)
+        return iter(self.sha256)
 
     def __len__(self) -> int:
-        return len(self.paths)
+        return len(self.sha256)
 
     def __contains__(self, rel: object) -> bool:
-        return rel in self.paths
+        return rel in self.sha256
 
     def unread(self) -> "FileContents":
         """The same files, none of their bytes kept (read again, and checked, when asked for)."""
-        return FileContents(self.paths, self.sha256, self.sizes, {})
+        return FileContents(self.root, self.sha256, self.sizes, {})
 
     def ref(self, rel: str) -> "FileRef":
         return FileRef(self, rel)
@@ -198,16 +208,15 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
     when some of them had to be read (new or changed since the hashes were recorded), so
     that rendering them can start while the rest is read."""
     known = hashes.folders if hashes is not None else None  # recorded hashes and names go by absolute path
-    listing = list_folder(os.path.abspath(folder), with_stat=True, known=known,
-                          settled_before=time.time() - RACY_SECONDS)
-    paths: dict[str, str] = {}
+    root = os.path.abspath(folder)
+    listing = list_folder(root, with_stat=True, known=known, settled_before=time.time() - RACY_SECONDS)
     sha256: dict[str, str] = {}
     sizes: dict[str, int] = {}
     read: dict[str, bytes] = {}
     firsts: dict[str, bytes] = {}  # by sha256: a content many calls share (a drawing) is kept once
 
     def hashed(rel: str, path: str, st: os.stat_result) -> None:
-        paths[rel], sizes[rel] = path, st.st_size
+        sizes[rel] = st.st_size
         known = hashes.get(path, st) if hashes is not None else None
         if known is None:
             data = read_bytes(path)
@@ -224,15 +233,14 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
         if svg:
             hashed(rel, path, st)
     if drawings is not None and read:  # new or changed drawings: an earlier build rendered the others
-        drawings(RunFiles(FileContents(dict(paths), dict(sha256), dict(sizes), dict(read)), frozenset(), (),
+        drawings(RunFiles(FileContents(root, dict(sha256), dict(sizes), dict(read)), frozenset(), (),
                           dict(sha256)))
     for ((rel, path), st), svg in zip(entries, drawn):
         if not svg:
             hashed(rel, path, st)
     # In listed order, as every reader of the folder expects it.
     order = [rel for (rel, _), _ in entries]
-    paths = {rel: paths[rel] for rel in order}
     sha256 = {rel: sha256[rel] for rel in order}
     sizes = {rel: sizes[rel] for rel in order}
-    return RunFiles(FileContents(paths, sha256, sizes, read), frozenset(listing.dirs),
+    return RunFiles(FileContents(root, sha256, sizes, read), frozenset(listing.dirs),
                     tuple(rel for rel, _ in listing.links), sha256)
