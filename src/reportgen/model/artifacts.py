@@ -16,7 +16,7 @@ class Contents(Protocol):
     def read(self) -> bytes: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one a call (or a file), 100,000s a build: 50-60 bytes each less
 class Artifact:
     name: str  # as in the source folder, e.g. response.txt
     sha256: str
@@ -52,7 +52,7 @@ class Render:
     notes: tuple[str, ...]  # repairs made and reasons a render failed
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one a call (or a file), 100,000s a build: 50-60 bytes each less
 class CallArtifacts:
     call_id: str
     files: tuple[Artifact, ...]

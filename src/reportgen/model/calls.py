@@ -15,7 +15,7 @@ TRUE_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, 
 TRUE_WORDS_YES = frozenset(w for w, v in TRUE_WORDS.items() if v)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one a call (or a file), 100,000s a build: 50-60 bytes each less
 class Call:
     call_id: str
     line: int
