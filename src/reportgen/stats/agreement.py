@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .proportions import wilson
+from .proportions import two_sided_z, wilson
 from .results import Estimate, RateEstimate, check_confidence_level
 
 KAPPA_ASSUMPTIONS = (
@@ -47,11 +47,6 @@ CORRECTED_ASSUMPTIONS = (
 UNDEFINED_KAPPA = ("every grade falls in one category, so the agreement expected by chance is 1: "
                    "kappa is not defined")
 FEW_ITEMS = "fewer than two items graded by every grader: kappa is not defined"
-
-
-def two_sided_z(confidence_level: float) -> float:
-    from scipy.stats import norm  # scipy.stats when a statistic is computed: see reportgen.stats
-    return float(norm.ppf(0.5 + check_confidence_level(confidence_level) / 2.0))
 
 
 def agreement_table(first: Sequence[str], second: Sequence[str], categories: Sequence[str]) -> np.ndarray:

@@ -29,7 +29,8 @@ DIFFERENCE_ASSUMPTIONS = RATE_ASSUMPTIONS + (
 )
 
 
-def _z(confidence_level: float) -> float:
+def two_sided_z(confidence_level: float) -> float:
+    """The normal quantile of a two-sided interval at ``confidence_level``."""
     from scipy.stats import norm  # when computed: see reportgen.stats
 
     return float(norm.ppf(0.5 + check_confidence_level(confidence_level) / 2.0))
@@ -43,7 +44,7 @@ def _check_counts(passes: int, n: int) -> None:
 def wilson(passes: int, n: int, confidence_level: float = 0.95) -> RateEstimate:
     """Wilson score interval for ``passes`` out of ``n``."""
     _check_counts(passes, n)
-    z = _z(confidence_level)
+    z = two_sided_z(confidence_level)
     if n == 0:
         return RateEstimate(
             estimate=math.nan, low=0.0, high=1.0, confidence_level=confidence_level,
