@@ -50,6 +50,24 @@ def test_the_record_of_a_folder_s_files_round_trips(tmp_path, settled):
     assert again.to_text().splitlines()[:-1] == text.splitlines()[:-1]  # the folders: kept by a walk
 
 
+def test_a_first_build_records_every_file_below_the_folder_as_its_walk_names_it(tmp_path, settled):
+    files = {"calls/a/response.txt": b"one", "calls/a/image.svg": b"<svg/>", "calls/b/response.txt": b"two",
+             "deep/er/still/x.bin": b"\x00\x01", "top.txt": b"t"}
+    for rel, data in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    record = FileHashes()
+    read_run_files(tmp_path, record)
+    assert len(record) == len(files)
+    expected = {os.path.join(tmp_path, *rel.split("/")): HashedFile.of(os.lstat(os.path.join(tmp_path, *rel.split("/"))),
+                                                                       hashlib.sha256(data).hexdigest()).line()
+                for rel, data in files.items()}
+    assert record.lines() == expected
+    again = FileHashes.from_text(record.to_text())
+    read_run_files(tmp_path, again)
+    assert again.made == {} and again.lines() == expected  # each taken from the record, none hashed again
+
+
 DAMAGED = [
     f"5 1700000000123456789 1700000001000000000 424242 {SHA[:-1]}",  # cut short
     f"5 1700000000123456789 1700000001000000000 424242 {SHA}0",  # a character more

@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import time
+from array import array
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +53,13 @@ class FileHashes:
         # only when its file is listed (see ``get``).
         self.entries: dict[str, str] = dict(entries or {})
         self.now: dict[str, str] = {}  # this build's, to keep: path -> the record's line
+        # Files hashed by this build, by the folder they were listed below (``put_below``).
+        self.made: dict[str, _MadeBelow] = {}
         self.folders = folders or FolderNames()
+
+    def __len__(self) -> int:
+        """The number of files this build's record keeps."""
+        return len(self.now) + sum(len(made.rels) for made in self.made.values())
 
     def get(self, path: str, st: os.stat_result) -> str | None:
         """The recorded sha256 of the file at ``path`` when ``st`` matches its record: what
@@ -66,14 +73,41 @@ class FileHashes:
         return None
 
     def put(self, path: str, st: os.stat_result, sha: str) -> None:
-        if max(st.st_mtime_ns, st.st_ctime_ns) < (time.time() - RACY_SECONDS) * 1e9:
+        if _settled(st):
             self.now[path] = HashedFile.of(st, sha).line()
+
+    def put_below(self, root: str, rel: str, st: os.stat_result, sha: str) -> None:
+        """``put`` for the file ``rel`` (``/``-separated) that a walk of ``root`` listed. A
+        first build hashes every file, 200,000 for 100,000 calls: its record is held as
+        numbers and the two strings the build keeps anyway (the name and the sha256), and
+        made into lines only when saved, by ``to_text`` (a line and an absolute path a
+        file, held from the listing to the end of the build, cost 60 MB)."""
+        if _settled(st):
+            made = self.made.get(root)
+            if made is None:
+                made = self.made[root] = _MadeBelow([], array("Q"), array("q"), [])
+            made.rels.append(rel)
+            made.sizes_inodes.extend((st.st_size, st.st_ino))
+            made.times.extend((st.st_mtime_ns, st.st_ctime_ns))
+            made.shas.append(sha)
+
+    def lines(self) -> dict[str, str]:
+        """Every file this build's record keeps: absolute path -> its record's line."""
+        lines = dict(self.now)
+        for root, made in self.made.items():
+            # As the walk names a file (``files.list_folder``): the next build looks it up so.
+            start = root if root.endswith(_ENDS) else root + os.sep
+            for i, rel in enumerate(made.rels):
+                path = start + (rel if os.sep == "/" else rel.replace("/", os.sep))
+                size, inode = made.sizes_inodes[2 * i], made.sizes_inodes[2 * i + 1]
+                lines[path] = _stamp(size, made.times[2 * i], made.times[2 * i + 1], inode) + made.shas[i]
+        return lines
 
     def to_text(self) -> str:
         # The folders on one line of JSON (any name survives it); paths are absolute,
         # so no file's line starts with the folders' tag.
-        folders = json.dumps(self.folders.now, ensure_ascii=False, separators=(",", ":"))
-        return "".join(f"{path}\t{line}\n" for path, line in sorted(self.now.items())) + f"{_FOLDERS}{folders}\n"
+        folders = json.dumps(self.folders.kept(), ensure_ascii=False, separators=(",", ":"))
+        return "".join(f"{path}\t{line}\n" for path, line in sorted(self.lines().items())) + f"{_FOLDERS}{folders}\n"
 
     @classmethod
     def from_text(cls, text: str) -> "FileHashes":
@@ -92,6 +126,23 @@ class FileHashes:
 
 _FOLDERS = "folders\t"
 SHA256_CHARS = 64
+_ENDS = tuple(filter(None, (os.sep, os.altsep)))
+
+
+def _settled(st: os.stat_result) -> bool:
+    """Whether a file last changed long enough ago for its record to be kept (RACY_SECONDS)."""
+    return max(st.st_mtime_ns, st.st_ctime_ns) < (time.time() - RACY_SECONDS) * 1e9
+
+
+@dataclass(frozen=True, slots=True)
+class _MadeBelow:
+    """The files of one listed folder that this build hashed: names and sha256s as the
+    build holds them, sizes and inodes, then the two times of each, in pairs."""
+
+    rels: list[str]
+    sizes_inodes: array
+    times: array
+    shas: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +274,7 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
             known = hashlib.sha256(data).hexdigest()
             read[rel] = firsts.setdefault(known, data)
             if hashes is not None:
-                hashes.put(path, st, known)
+                hashes.put_below(root, rel, st, known)
         sha256[rel] = known
 
     assert listing.stats is not None, "asked for with_stat"

@@ -68,7 +68,7 @@ class SourceReading:
         if copy is not None:  # the copy saves it once the listing is sent
             return lambda: copy.close()
         return start_apart(self.runner, self.copies, lambda: save_file_hashes(self.cache, self.source, hashes),
-                           len(hashes.now) if hashes else 0)
+                           len(hashes) if hashes else 0)
 
     def _listed(self) -> SourceSnapshot | None:
         """In the copy: the source listed, as the build would list it, without the bytes
