@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from functools import partial
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import jinja2
 from markupsafe import Markup
@@ -111,7 +111,7 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
         large.append(partial(page, claims_page(view.id), "claims_run.html", run=view, claim_list=own, calls=calls,
                              claim_evidence=claim_evidence, preview=EVIDENCE_PREVIEW,
                              previewed_at=first_with_evidence(own), page_findings=findings_of(own)))
-    large.append(partial(_emit_made, out, "data/results.json", partial(results_json, report)))
+    large.append(partial(_emit_results, out, report))
     out.run_tasks(large + tasks)
     out.add("data/reportgen.toml", (report.source.root / "reportgen.toml").read_bytes())
 
@@ -120,33 +120,65 @@ def _emit_made(out: VersionOutput, path: str, make: Callable[[], bytes]) -> None
     out.add(path, make())
 
 
-def results_json(report: Report) -> bytes:
+def _emit_results(out: VersionOutput, report: Report) -> None:
+    out.add_pieces("data/results.json", results_json(report))
+
+
+def results_json(report: Report) -> Iterator[bytes]:
+    """data/results.json, a piece at a time (see ``json_lines``)."""
     head = {
         "schema": RESULTS_SCHEMA, "version": report.source.config.version,
         "source_digest": report.source.digest, "built_at": report.built_at,
         "generator": f"reportgen {__version__}",
     }
-    return json_lines(head, {"claims": [c.to_json() for c in report.claims],
-                             "findings": [f.to_json() for r in report.runs for f in r.findings]})
+    return json_pieces(head, {"claims": (c.to_json() for c in report.claims),
+                              "findings": (f.to_json() for r in report.runs for f in r.findings)})
 
 
-def json_lines(head: Mapping[str, object], long: Mapping[str, Sequence[object] | Mapping[str, object]]) -> bytes:
+def json_lines(head: Mapping[str, object], long: Mapping[str, Iterable[object] | Mapping[str, object]]) -> bytes:
     """A JSON object whose long lists and maps hold one item per line: a line-by-line
     diff of two versions shows the claims that changed, and a claim's evidence list of
     thousands of call ids costs one line, not thousands of indented ones."""
+    return b"".join(json_pieces(head, long))
 
+
+PIECE_CHARS = 1 << 20  # what json_pieces gathers before it hands a piece on
+
+
+def json_pieces(head: Mapping[str, object], long: Mapping[str, Iterable[object] | Mapping[str, object]]
+                ) -> Iterator[bytes]:
+    """``json_lines``, as pieces of about a megabyte each, its long lists made (and
+    their items dumped) one item at a time as the pieces are asked for."""
+    held: list[str] = []
+    size = 0
+    for text in _json_texts(head, long):
+        held.append(text)
+        size += len(text)
+        if size >= PIECE_CHARS:
+            yield "".join(held).encode("utf-8")
+            held, size = [], 0
+    yield "".join(held).encode("utf-8")
+
+
+def _json_texts(head: Mapping[str, object], long: Mapping[str, Iterable[object] | Mapping[str, object]]
+                ) -> Iterator[str]:
     def dump(value: object) -> str:
         return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
-    parts = [f"{dump(k)}: {dump(v)}" for k, v in head.items()]
+    yield "{\n " + ",\n ".join(f"{dump(k)}: {dump(v)}" for k, v in head.items())
+    first = not head
     for key, items in long.items():
-        if isinstance(items, Mapping):
-            inner, brackets = [f"  {dump(k)}: {dump(v)}" for k, v in items.items()], "{}"
-        else:
-            inner, brackets = [f"  {dump(item)}" for item in items], "[]"
-        body = "\n" + ",\n".join(inner) + "\n " if inner else ""
-        parts.append(f"{dump(key)}: {brackets[0]}{body}{brackets[1]}")
-    return ("{\n " + ",\n ".join(parts) + "\n}\n").encode("utf-8")
+        brackets = "{}" if isinstance(items, Mapping) else "[]"
+        yield ("" if first else ",\n ") + f"{dump(key)}: {brackets[0]}"
+        first = False
+        lines = (f"  {dump(k)}: {dump(v)}" for k, v in items.items()) if isinstance(items, Mapping) \
+            else (f"  {dump(item)}" for item in items)
+        any_line = False
+        for line in lines:
+            yield (",\n" if any_line else "\n") + line
+            any_line = True
+        yield ("\n " if any_line else "") + brackets[1]
+    yield "\n}\n"
 
 
 def artifacts_json(run: RunReport, shared: RunSheets) -> bytes:

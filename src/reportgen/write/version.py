@@ -21,7 +21,7 @@ import tomllib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import jinja2
 
@@ -141,6 +141,15 @@ class VersionWriter:
         self.hashes[rel] = digest
         if rel.endswith(".html"):
             self.anchors[rel] = anchors.scan(data)
+
+    def add_pieces(self, rel: str, pieces: Iterable[bytes]) -> None:
+        """``add`` for a data file made a piece at a time and written as it is made, never
+        held whole: results.json lists every claim's calls, some 300 MB for a million
+        calls, which as one string, its pieces and its bytes took three times that."""
+        assert self.tmp is not None and not rel.endswith(".html"), "add_pieces() is for data files"
+        if self.parent is not None and os.getppid() != self.parent:
+            os._exit(1)
+        self.stats[rel], self.hashes[rel] = _write_pieces(self.tmp, rel, pieces)
 
     def share(self, name: str, data: bytes) -> str:
         """Put ``data`` in the store as ``name`` (``<sha256>.<ext>``, from ``store_name``)
@@ -294,6 +303,32 @@ class _TaskQueue:
 
 def _write_file(root: Path, rel: str, data: bytes) -> tuple[int, int, int]:
     """Write one file; its size, modification and change times (ns) as written."""
+    fd, path = _created(root, rel)
+    try:
+        write_all(fd, data, path)
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _write_pieces(root: Path, rel: str, pieces: Iterable[bytes]) -> tuple[tuple[int, int, int], str]:
+    """Write one file from its pieces, in order: its size and times as ``_write_file``
+    gives them, and its sha256."""
+    fd, path = _created(root, rel)
+    digest = hashlib.sha256()
+    try:
+        for piece in pieces:
+            digest.update(piece)
+            write_all(fd, piece, path)
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns), digest.hexdigest()
+
+
+def _created(root: Path, rel: str) -> tuple[int, str]:
+    """``rel`` below ``root`` created empty and open for writing, and its path."""
     # Paths come from our own renderer, but a name is never allowed to climb out.
     # (Plain strings: pathlib's parsing costs more than writing a small page.)
     if rel.startswith(("/", "\\")) or ".." in rel.replace("\\", "/").split("/"):
@@ -302,16 +337,10 @@ def _write_file(root: Path, rel: str, data: bytes) -> tuple[int, int, int]:
     # Four system calls a file; open() would add a buffer, an isatty check, a seek and
     # a second fstat, 200,000 times over on a large site.
     try:
-        fd = os.open(path, _CREATE, 0o666)
+        return os.open(path, _CREATE, 0o666), path
     except FileNotFoundError:  # the first file of its folder: one mkdir, not one per file
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, _CREATE, 0o666)
-    try:
-        write_all(fd, data, path)
-        st = os.fstat(fd)
-    finally:
-        os.close(fd)
-    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+        return os.open(path, _CREATE, 0o666), path
 
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
