@@ -106,3 +106,30 @@ def test_the_demo_leaderboard_repeats_are_one_line(demo_site):
     assert len(re.findall(r'href="[^"]*#call-', outside_details(line))) == 0
     # The leaderboard itself comes before the audit.
     assert page.index('<section id="leaderboard">') < page.index('<section id="audit">')
+
+
+def test_the_audit_page_lists_a_long_finding_s_calls_up_to_a_cap_and_names_the_rest_in_data(
+        make_source, run_cli, tmp_path, monkeypatch):
+    import json
+
+    from reportgen.render import findings_view, pages
+
+    for module in (findings_view, pages):
+        monkeypatch.setattr(module, "AUDIT_PAGE_CALLS", 30)
+    source = make_source(hundred_calls_each(), contract=CONTRACT.replace("planned_calls = 4", "planned_calls = 100"))
+    assert run_cli("build", source, "--out", tmp_path / "site", "-q").exit_code == 0
+    version = tmp_path / "site/v1"
+    full = text(version / "experiments/mini/audit.html")
+    differs = next(li for li in re.findall(r'<li id="finding-.*?</li>', full, re.S) if "returned-model-differs" in li)
+    linked = re.findall(r'href="[^"]*#call-(Y-\d+)"', differs)
+    assert len(linked) == 30 and len(set(linked)) == 30
+    assert "the other 70 are named in" in differs and 'href="../../data/mini/finding-calls.json"' in differs
+    named = json.loads(text(version / "data/mini/finding-calls.json"))
+    assert named["schema"] == "reportgen.finding-calls/1"
+    [(fid, calls)] = named["findings"].items()
+    assert f"finding-{fid}" in differs and fid in differs
+    assert sorted(calls, key=lambda c: int(c[2:])) == [f"Y-{i}" for i in range(1, 101)]
+    assert set(linked) < set(calls)
+    # The short findings (one call each) are whole on the page and not in the file.
+    assert full.count('<li id="finding-') == 201
+    assert run_cli("verify", version).exit_code == 0

@@ -17,6 +17,16 @@ from reportgen.model.findings import INLINE_IDS, Finding
 
 # Calls a summary line links behind its <details>; the full list has all of them.
 LISTED_CALLS = 100
+# Calls the audit page links for one finding. Past this, the rest are named in a data
+# file (``FINDING_CALLS``): a finding about every call of a million-call run made the
+# page 150 MB, which no browser opens.
+AUDIT_PAGE_CALLS = 2_000
+FINDING_CALLS = "finding-calls.json"  # in data/<run>/: {finding id: every call id}, when one is long
+
+
+def long_findings(findings: Iterable[Finding]) -> dict[str, tuple[str, ...]]:
+    """The calls of each finding the audit page does not list whole, by finding id."""
+    return {f.id: f.calls for f in findings if len(f.calls) > AUDIT_PAGE_CALLS}
 
 
 @dataclass(frozen=True, slots=True)

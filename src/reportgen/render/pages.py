@@ -20,6 +20,7 @@ from reportgen.claims.claim import RESULTS_SCHEMA, Claim
 from reportgen.model.findings import Finding
 from reportgen.render.evidence import (EVIDENCE_PREVIEW, claims_by_run, claims_by_set, claims_page, evidence_index,
                                        findings_of, first_with_evidence, sheet_shares)
+from reportgen.render.findings_view import AUDIT_PAGE_CALLS, FINDING_CALLS, long_findings
 from reportgen.render.report import Report, RunReport
 from reportgen.render.theme import theme_environment, theme_static
 from reportgen.render.shared import RunSheets, SheetsMade, VersionOutput, write_shared
@@ -27,6 +28,7 @@ from reportgen.render.sheets import request_names
 from reportgen.render.views import run_view
 
 ARTIFACTS_SCHEMA = "reportgen.artifacts/3"
+FINDING_CALLS_SCHEMA = "reportgen.finding-calls/1"
 
 
 def findings_index(report: Report) -> dict[str, tuple[str, Finding]]:
@@ -76,7 +78,10 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
         rid = view.id
         large.append(partial(page, f"experiments/{rid}/index.html", "experiment.html", run=view))
         if view.findings:  # every finding in full, which the experiment page summarises
-            large.append(partial(page, f"experiments/{rid}/audit.html", "audit.html", run=view))
+            large.append(partial(page, f"experiments/{rid}/audit.html", "audit.html", run=view,
+                                 listed_calls=AUDIT_PAGE_CALLS, finding_calls=f"data/{rid}/{FINDING_CALLS}"))
+            if long_findings(view.findings):
+                large.append(partial(_emit_finding_calls, out, f"data/{rid}/{FINDING_CALLS}", view.findings))
         for service in view.services:
             tasks.append(partial(page, f"experiments/{rid}/{service.id}.html", "service.html", run=view,
                                  service=service))
@@ -118,6 +123,12 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
 
 def _emit_made(out: VersionOutput, path: str, make: Callable[[], bytes]) -> None:
     out.add(path, make())
+
+
+def _emit_finding_calls(out: VersionOutput, path: str, findings: Sequence[Finding]) -> None:
+    head = {"schema": FINDING_CALLS_SCHEMA, "about": "every call of each finding too long to list on its "
+            "audit page, by finding id (as in results.json)"}
+    out.add_pieces(path, json_pieces(head, {"findings": long_findings(findings)}))
 
 
 def _emit_results(out: VersionOutput, report: Report) -> None:
