@@ -25,7 +25,7 @@ from reportgen.render.report import Report, RunReport
 from reportgen.render.theme import theme_environment, theme_static
 from reportgen.render.shared import RunSheets, SheetsMade, VersionOutput, write_shared
 from reportgen.render.sheets import request_names
-from reportgen.render.views import run_view
+from reportgen.render.views import RunView, run_view
 
 ARTIFACTS_SCHEMA = "reportgen.artifacts/3"
 FINDING_CALLS_SCHEMA = "reportgen.finding-calls/1"
@@ -77,11 +77,7 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
     for run, view in zip(report.runs, views):
         rid = view.id
         large.append(partial(page, f"experiments/{rid}/index.html", "experiment.html", run=view))
-        if view.findings:  # every finding in full, which the experiment page summarises
-            large.append(partial(page, f"experiments/{rid}/audit.html", "audit.html", run=view,
-                                 listed_calls=AUDIT_PAGE_CALLS, finding_calls=f"data/{rid}/{FINDING_CALLS}"))
-            if long_findings(view.findings):
-                large.append(partial(_emit_finding_calls, out, f"data/{rid}/{FINDING_CALLS}", view.findings))
+        large += _audit_jobs(page, out, view)
         for service in view.services:
             tasks.append(partial(page, f"experiments/{rid}/{service.id}.html", "service.html", run=view,
                                  service=service))
@@ -123,6 +119,20 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
 
 def _emit_made(out: VersionOutput, path: str, make: Callable[[], bytes]) -> None:
     out.add(path, make())
+
+
+def _audit_jobs(page: Callable[..., None], out: VersionOutput, view: RunView) -> list[Callable[[], None]]:
+    """The run's audit page, every finding in full (which the experiment page summarises),
+    and the data file naming the calls of the findings too long for it to list."""
+    if not view.findings:
+        return []
+    rid = view.id
+    audit = partial(page, f"experiments/{rid}/audit.html", "audit.html", run=view, listed_calls=AUDIT_PAGE_CALLS,
+                    finding_calls=f"data/{rid}/{FINDING_CALLS}")
+    jobs: list[Callable[[], None]] = [audit]
+    if long_findings(view.findings):
+        jobs.append(partial(_emit_finding_calls, out, f"data/{rid}/{FINDING_CALLS}", view.findings))
+    return jobs
 
 
 def _emit_finding_calls(out: VersionOutput, path: str, findings: Sequence[Finding]) -> None:
