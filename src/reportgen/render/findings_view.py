@@ -18,9 +18,9 @@ from reportgen.model.findings import INLINE_IDS, Finding
 # Calls a summary line links behind its <details>; the full list has all of them.
 LISTED_CALLS = 100
 # Calls the audit page links for one finding. Past this, the rest are named in a data
-# file (``FINDING_CALLS``): a finding about every call of a million-call run made the
-# page 150 MB, which no browser opens.
-AUDIT_PAGE_CALLS = 2_000
+# file (``FINDING_CALLS``): the findings about a million-call run's calls made the page
+# 150 MB, which no browser opens (a hundred findings of 500 calls: some 5 MB).
+AUDIT_PAGE_CALLS = 500
 FINDING_CALLS = "finding-calls.json"  # in data/<run>/: {finding id: every call id}, when one is long
 
 
