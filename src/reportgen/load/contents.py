@@ -25,7 +25,7 @@ from pathlib import Path
 
 from reportgen.errors import InputError, Problem
 from reportgen.load.artifacts import artifact_kind
-from reportgen.load.files import FolderNames, list_folder, read_bytes
+from reportgen.load.files import FolderNames, entry_prefix, list_folder, read_bytes
 from reportgen.model.source import RunFiles
 
 # A file changed within this many seconds of the moment its hash is recorded could be
@@ -95,8 +95,7 @@ class FileHashes:
         """Every file this build's record keeps: absolute path -> its record's line."""
         lines = dict(self.now)
         for root, made in self.made.items():
-            # As the walk names a file (``files.list_folder``): the next build looks it up so.
-            start = root if root.endswith(_ENDS) else root + os.sep
+            start = entry_prefix(root)  # as the walk names the file: the next build looks it up so
             for i, rel in enumerate(made.rels):
                 path = start + (rel if os.sep == "/" else rel.replace("/", os.sep))
                 size, inode = made.sizes_inodes[2 * i], made.sizes_inodes[2 * i + 1]
@@ -126,7 +125,6 @@ class FileHashes:
 
 _FOLDERS = "folders\t"
 SHA256_CHARS = 64
-_ENDS = tuple(filter(None, (os.sep, os.altsep)))
 
 
 def _settled(st: os.stat_result) -> bool:

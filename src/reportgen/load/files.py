@@ -181,6 +181,12 @@ def _plain_names(names: object) -> bool:
 
 _SEPARATORS = re.compile("[" + re.escape(os.sep + (os.altsep or "") + "\0") + "]")
 _ENDS = tuple(filter(None, (os.sep, os.altsep)))
+
+
+def entry_prefix(directory: str) -> str:
+    """What the walk puts before a name to make the path of an entry of ``directory``, as
+    os.scandir names its entries (os.path.join costs more than the lstat, 270,000 times)."""
+    return directory if directory.endswith(_ENDS) else directory + os.sep
 _KINDS = {"f": stat.S_ISREG, "d": stat.S_ISDIR, "l": stat.S_ISLNK}
 
 
@@ -188,8 +194,7 @@ def _looked_at(directory: str, recorded: list) -> Entries | None:
     """A folder's recorded names, each looked at again; None when one is gone, is no
     longer of its kind, or is not a plain name (the folder is then read)."""
     entries: Entries = []
-    # As os.scandir names its entries (os.path.join costs more than the lstat, 270,000 times).
-    start = directory if directory.endswith(_ENDS) else directory + os.sep
+    start = entry_prefix(directory)
     for kind, names in zip("fdl", recorded[1:]):
         if not _plain_names(names):
             return None  # a record that was tampered with never leads out of the folder
