@@ -47,3 +47,13 @@ def test_a_repeated_log_value_is_held_once(tmp_path):
     assert first["service"] == third["service"] == "relay-aaa"
     assert first["service"] is third["service"] and first["request_hash"] is fourth["request_hash"]
     assert first["started_at"] != third["started_at"]  # values that differ stay as written
+
+
+def test_the_log_is_held_once_when_the_listing_read_it_too(make_source):
+    from reportgen.load.source import load_source
+
+    source = make_source()
+    (run,) = load_source(source).runs
+    kept = run.files.data.kept(run.log.name)  # a first build reads every file to hash it
+    assert kept is not None and kept == (run.folder / run.log.name).read_bytes()
+    assert run.log_bytes is kept and run.log.data is kept

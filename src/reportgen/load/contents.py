@@ -225,6 +225,10 @@ class FileContents(Mapping[str, bytes]):
     def __contains__(self, rel: object) -> bool:
         return rel in self.sha256
 
+    def kept(self, rel: str) -> bytes | None:
+        """The bytes of ``rel`` if this listing read and kept them (None otherwise: nothing is read)."""
+        return self._read.get(rel)
+
     def unread(self) -> "FileContents":
         """The same files, none of their bytes kept (read again, and checked, when asked for)."""
         return FileContents(self.root, self.sha256, self.sizes, {})
