@@ -85,7 +85,7 @@ def test_a_file_written_a_moment_ago_is_not_recorded(tmp_path, monkeypatch):
     later = time.time() + 3600
     monkeypatch.setattr(contents.time, "time", lambda: later)  # an hour on, the file has settled
     read_run_files(folder, record)
-    assert "fresh\t" in record.to_text() and record.folders.kept()[str(folder)][1] == ["fresh"]
+    assert "fresh\t" in record.to_text() and record.folders.kept()[str(folder)][1] == "fresh"
 
 
 def test_a_known_clean_content_is_not_scanned_again(make_source, run_cli, tmp_path, monkeypatch):

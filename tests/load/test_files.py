@@ -100,12 +100,14 @@ def test_a_tampered_folder_record_never_leads_out_of_the_folder(tmp_path):
     (tmp_path / "secret.txt").write_bytes(b"secret")
     record = FolderNames()
     _settled_walk(root, record)
-    for bad in ("../secret.txt", "..", "", "a.txt\0"):
-        tampered = {path: [entry[0], [bad], [], []] for path, entry in record.now.items()}
-        listing = _settled_walk(root, FolderNames(tampered))
-        assert _names(listing) == (["a.txt"], [], [])
+    for bad in ("../secret.txt", "..", ".", "a.txt\0", "a.txt\0\0", "a.txt\0../secret.txt", "/etc/passwd"):
+        for form in (bad, [bad]):  # as kept (names joined by NUL), and as an older build kept them
+            tampered = {path: [entry[0], form, "", ""] for path, entry in record.now.items()}
+            listing = _settled_walk(root, FolderNames(tampered))
+            assert _names(listing) == (["a.txt"], [], [])
     stamp = record.now[str(root)][0]
-    for broken in ("nonsense", [stamp], [stamp, 5, [], []], [stamp, "a.txt", [], []], [stamp, [7], [], []]):
+    for broken in ("nonsense", [stamp], [stamp, 5, [], []], [stamp, ["a.txt"], [], []], [stamp, [7], [], []],
+                   [stamp, "a.txt", "", 5], [stamp, "a.txt", ""], {"a.txt": 1}):
         assert _names(_settled_walk(root, FolderNames({str(root): broken}))) == (["a.txt"], [], [])
 
 

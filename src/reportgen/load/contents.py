@@ -42,7 +42,8 @@ class FileHashes:
     - one line per file: its absolute path, a tab, and its ``HashedFile`` record
       (``size mtime_ns ctime_ns inode sha256``, see ``HashedFile.line``);
     - last, the folders: ``folders``, a tab, and one line of JSON mapping each folder's
-      absolute path to ``[stamp, files, folders, links]`` (see ``FolderNames``).
+      absolute path to ``[stamp, files, folders, links]``, each kind's names joined by
+      NUL (see ``FolderNames``).
 
     A file's line that does not parse as a record, or whose record does not match the
     file as it is now, is ignored: the file is read and hashed again.

@@ -69,39 +69,42 @@ class FolderNames:
     90,000 folders: reading each costs three system calls and a list, looking at its
     times one (a rebuild walks the source in a third of the time)."""
 
-    def __init__(self, folders: Mapping[str, list | tuple] | None = None) -> None:
-        # path -> [stamp, files, folders, links], names as listed (or as ``put`` holds them)
-        self.folders: dict[str, list | tuple] = dict(folders or {})
-        self.now: dict[str, list | tuple] = {}  # this walk's, to keep (``kept``)
+    def __init__(self, folders: Mapping[str, list] | None = None) -> None:
+        # path -> [stamp, files, folders, links], each kind's names as one string joined
+        # by NUL (which no name holds), as kept between builds and as ``put`` holds them:
+        # a first build reads every folder, 90,000 for 100,000 calls, and a list and a
+        # string a name cost 30 MB held to the end of the build, and twice that read back.
+        self.folders: dict[str, list] = dict(folders or {})
+        self.now: dict[str, list] = {}  # this walk's, to keep (``kept``)
 
-    def get(self, path: str, st: os.stat_result) -> list | None:
+    def get(self, path: str, st: os.stat_result) -> list[list[str]] | None:
+        """The names of each kind (files, folders, links) recorded for the folder at
+        ``path``, when its times and inode are still those recorded with them."""
         entry = self.folders.get(path)
-        if type(entry) is tuple:  # as ``put`` held it, in this process
-            entry = _unjoined(entry)
-        if type(entry) is list and len(entry) == 4 and entry[0] == _folder_stamp(st):
+        if type(entry) is not list or len(entry) != 4 or entry[0] != _folder_stamp(st):
+            return None
+        names = _unjoined(entry[1:])
+        if names is not None:
             self.now[path] = entry
-            return entry
-        return None
+        return names
 
     def put(self, path: str, st: os.stat_result, names: list[list[str]], settled_before: float) -> None:
         """Record a folder read just now, unless it changed so recently that a change
-        within the same tick of the file system's clock could follow unseen. Each kind's
-        names are held as one string, joined by NUL (which no name holds): a first build
-        reads every folder, 90,000 for 100,000 calls, and a list and a string a name,
-        held to the end of the build, cost 30 MB."""
+        within the same tick of the file system's clock could follow unseen."""
         if max(st.st_mtime_ns, st.st_ctime_ns) < settled_before * 1e9:
-            self.now[path] = (_folder_stamp(st), *("\0".join(kind) for kind in names))
+            self.now[path] = [_folder_stamp(st), *("\0".join(kind) for kind in names)]
 
     def kept(self) -> dict[str, list]:
         """This walk's record, to keep: path -> [stamp, files, folders, links]."""
-        return {path: _unjoined(entry) for path, entry in self.now.items()}
+        return self.now
 
 
-def _unjoined(entry: list | tuple) -> list:
-    """A folder's entry as kept: [stamp, files, folders, links], each kind a list of names."""
-    if isinstance(entry, list):
-        return entry
-    return [entry[0], *(joined.split("\0") if joined else [] for joined in entry[1:])]
+def _unjoined(kinds: list) -> list[list[str]] | None:
+    """Each kind's names, split; None for a record in any other form (an older build's,
+    or one tampered with): the folder is then read."""
+    if not all(type(joined) is str for joined in kinds):
+        return None
+    return [joined.split("\0") if joined else [] for joined in kinds]
 
 
 def _folder_stamp(st: os.stat_result) -> str:
@@ -190,12 +193,12 @@ def entry_prefix(directory: str) -> str:
 _KINDS = {"f": stat.S_ISREG, "d": stat.S_ISDIR, "l": stat.S_ISLNK}
 
 
-def _looked_at(directory: str, recorded: list) -> Entries | None:
+def _looked_at(directory: str, recorded: list[list[str]]) -> Entries | None:
     """A folder's recorded names, each looked at again; None when one is gone, is no
     longer of its kind, or is not a plain name (the folder is then read)."""
     entries: Entries = []
     start = entry_prefix(directory)
-    for kind, names in zip("fdl", recorded[1:]):
+    for kind, names in zip("fdl", recorded):
         if not _plain_names(names):
             return None  # a record that was tampered with never leads out of the folder
         is_kind = _KINDS[kind]
