@@ -131,3 +131,30 @@ def test_the_record_s_text_is_compared_as_parsing_it_would(recorded, now, sha, p
         assert FileHashes({"/f": line}).get("/f", now) == expected
     if len(sha) == 64:
         assert FileHashes({"/f": HashedFile.of(now, sha).line()}).get("/f", now) == sha
+
+
+def test_the_record_is_saved_a_piece_at_a_time_and_read_back_whole(tmp_path, settled):
+    from reportgen.pipeline.incremental import keep, load_file_hashes, recall, save_file_hashes, _check, _hashes_path
+
+    source = tmp_path / "source"
+    for i in range(7):
+        (source / f"c{i}").mkdir(parents=True)
+        (source / f"c{i}" / "response.txt").write_bytes(b"answer %d" % i)
+        (source / f"c{i}" / "d\u00e9j\u00e0 \"vu\".txt").write_bytes(b"x")  # JSON and UTF-8 in the folder names
+    record = FileHashes()
+    read_run_files(source, record)
+    whole = b"".join(record.text_pieces(lines_a_piece=10**6))
+    assert len(list(record.text_pieces(lines_a_piece=3))) > 3
+    for size in (1, 2, 3, 5, 100):
+        assert b"".join(record.text_pieces(lines_a_piece=size)) == whole
+    cache = tmp_path / "cache"
+    save_file_hashes(cache, source, record)
+    path = _hashes_path(cache, source)
+    assert recall(path) == whole and path.read_bytes().split(b"\n", 1)[0].endswith(_check(path, whole))
+    again = load_file_hashes(cache, source)
+    assert again is not None and again.folders.folders == record.folders.kept()
+    read_run_files(source, again)
+    assert again.made == {} and again.lines() == record.lines()  # every file from the record
+    assert keep(path, [b"a", b"", b"bc"]) is None and recall(path) == b"abc"
+    path.write_bytes(path.read_bytes().replace(b"abc", b"abd"))
+    assert recall(path) is None  # a changed body fails its check

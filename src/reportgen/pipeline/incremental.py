@@ -147,14 +147,24 @@ def recall(path: Path) -> bytes | None:
     return body
 
 
-def keep(path: Path, data: bytes) -> str | None:
+def keep(path: Path, data: bytes | Iterable[bytes]) -> str | None:
     """Write a cache file whole (a temporary file renamed over it), with its check line;
     what went wrong, when the cache cannot be written (full, read-only): the cache is
-    optional, the build is not."""
+    optional, the build is not. ``data``: the body, or its pieces in order (written as
+    they come: the check line, which goes first, is written last, over a placeholder of
+    its length)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    pieces = [data] if isinstance(data, bytes) else data
+    check = hashlib.sha256(path.name.encode() + b"\0")  # as _check computes it
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(CHECK_TAG + _check(path, data) + b"\n" + data)
+        with open(tmp, "wb") as out:
+            out.write(CHECK_TAG + b"0" * check.digest_size * 2 + b"\n")
+            for piece in pieces:
+                check.update(piece)
+                out.write(piece)
+            out.seek(len(CHECK_TAG))
+            out.write(check.hexdigest().encode())
         os.replace(tmp, path)
     except OSError as exc:
         try:
@@ -293,7 +303,7 @@ def save_file_hashes(cache: Path | None, source: Path, hashes: FileHashes | None
     """Keep the hashes this build took (only those of files it listed)."""
     if cache is None or hashes is None:
         return
-    keep(_hashes_path(cache, source), hashes.to_text().encode("utf-8"))  # else hashed again next time
+    keep(_hashes_path(cache, source), hashes.text_pieces())  # else hashed again next time
 
 
 def load_clean(cache: Path | None, code: str) -> set[str] | None:

@@ -59,6 +59,8 @@ class SourceReading:
                 self.copy = None  # not listed apart, or the copy failed: read here
                 self.hashes = load_file_hashes(self.cache, self.source)
                 self.done = read_source(self.source, self.hashes, self.drawings, self.version_label)
+                if self.hashes is not None:
+                    self.hashes.read_through()
             self.read = True
         return self.done
 
@@ -76,6 +78,8 @@ class SourceReading:
         them: sending them back cost more than reading them again)."""
         self.hashes = load_file_hashes(self.cache, self.source)
         snapshot = read_source(self.source, self.hashes, version_label=self.version_label)
+        if self.hashes is not None:
+            self.hashes.read_through()
         if snapshot is None:
             return None
         runs = {name: dataclasses.replace(files, data=files.data.unread()) if isinstance(files.data, FileContents)
