@@ -4,6 +4,7 @@ and links that resolve wherever the page is written."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -100,3 +101,23 @@ def test_block_ids_with_a_slash_link_to_their_claims(tmp_path, run_cli, make_sou
     claim_links = [url for _, url in parse(page).links if "claims.html#" in url]
     assert any("day" in url for url in claim_links)
     assert not [p for p in broken_links(new.parent) if "diff/" in p]
+
+
+def test_the_diff_reads_claims_without_their_evidence_and_finds_the_same_changes(tmp_path, run_cli, make_source,
+                                                                                  monkeypatch):
+    import reportgen.published.diff as diff
+    from reportgen.published.read import read_version
+
+    old, new = _flip_sites(tmp_path, run_cli, make_source)
+    whole, light = read_version(new), read_version(new, evidence=False)
+    assert all(claim["evidence"] for claim in whole.claims.values())
+    assert light.claims == {cid: {k: v for k, v in claim.items() if k != "evidence"}
+                            for cid, claim in whole.claims.items()}
+    assert light.results["findings"] == whole.results["findings"]
+    quick = diff.diff_versions(old, new)
+    monkeypatch.setattr(diff, "read_version", lambda folder, evidence=True: read_version(folder))
+    slow = diff.diff_versions(old, new)
+    assert quick.verdict_flips and quick.records
+    assert dataclasses.replace(slow, records=quick.records) == quick  # every change alike
+    assert quick.records == {cid: tuple(None if c is None else {k: v for k, v in c.items() if k != "evidence"}
+                                        for c in pair) for cid, pair in slow.records.items()}

@@ -90,7 +90,7 @@ class VersionDiff:
 def diff_versions(old_folder: Path, new_folder: Path, new_source: ValidatedSource | None = None) -> VersionDiff:
     """``new_source``: the inputs ``new_folder`` was just built from, when the build
     publishes them as they are (no --redact), so they need not be read back."""
-    old, new = read_version(old_folder), read_version(new_folder)
+    old, new = read_version(old_folder, evidence=False), read_version(new_folder, evidence=False)
     old_runs = _published_runs(old)
     new_runs = ({r.contract.id: _Side(r.contract, r.log.data, r.log.name, r.log.file, partial(_held, r.contract, r.log))
                  for r in new_source.runs} if new_source is not None else _published_runs(new))

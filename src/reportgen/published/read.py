@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Mapping
 
 from reportgen.errors import ReportgenError
@@ -92,23 +93,27 @@ class PublishedVersion:
         return out
 
 
-def _read_json(path: Path, what: str) -> Any:
+def _read_json(path: Path, what: str, hook: Callable[[dict], Any] | None = None) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"), object_hook=hook)
     except FileNotFoundError:
         raise PublishedError(f"{path}: not found; is this a version folder built by reportgen ({what})?") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise PublishedError(f"{path}: not valid JSON ({exc})") from None
 
 
-def read_version(folder: Path, store: Path | None = None) -> PublishedVersion:
+def read_version(folder: Path, store: Path | None = None, evidence: bool = True) -> PublishedVersion:
+    """A published version as its files hold it. ``evidence=False`` leaves out each
+    claim's list of calls (the diff of two versions does not compare them: it lists the
+    calls that changed): at 100,000 calls they are 34 MB of JSON, and ten times that held
+    as strings."""
     if not folder.is_dir():
         raise PublishedError(f"{folder}: no such version folder")
     manifest = _read_json(folder / "manifest.json", "the sha256 of every file")
     if isinstance(manifest, dict) and manifest.get("schema") != MANIFEST_SCHEMA:
         raise PublishedError(f"{folder / 'manifest.json'}: schema {manifest.get('schema')!r}, not {MANIFEST_SCHEMA!r}: "
                              "built by another release of reportgen; verify it with that release")
-    results = _read_json(folder / "data" / "results.json", "every claim")
+    results = _read_json(folder / "data" / "results.json", "every claim", None if evidence else _without_evidence)
     files = manifest.get("files") if isinstance(manifest, dict) else None
     stored = manifest.get("store") if isinstance(manifest, dict) else None
     if not isinstance(files, dict) or not isinstance(stored, dict) or not isinstance(results, dict):
@@ -121,6 +126,14 @@ def read_version(folder: Path, store: Path | None = None) -> PublishedVersion:
         runs[path.parent.name] = PublishedRun(dict(body.get("requests", {})), list(body.get("sheets", [])),
                                               dict(body.get("renders", {})))
     return PublishedVersion(folder, files, stored, store or store_folder(folder.parent), results, runs)
+
+
+def _without_evidence(item: dict) -> dict:
+    """A JSON object of results.json, without its list of calls if it is a claim (the
+    list is dropped as soon as its claim is read, not once the whole file is)."""
+    if "evidence" in item and "id" in item and "verdict" in item:
+        del item["evidence"]
+    return item
 
 
 def load_embedded_source(version: PublishedVersion) -> ValidatedSource:
