@@ -131,8 +131,15 @@ def save_record(path: Path, key: str, renders: Mapping[str, list], summary: Reme
 CHECK_TAG = b"reportgen.cache/1 "
 
 
+def _checker(path: Path) -> "hashlib._Hash":
+    """The hash behind a cache file's check line, before its body is added."""
+    return hashlib.sha256(path.name.encode() + b"\0")
+
+
 def _check(path: Path, data: bytes) -> bytes:
-    return hashlib.sha256(path.name.encode() + b"\0" + data).hexdigest().encode()
+    check = _checker(path)
+    check.update(data)
+    return check.hexdigest().encode()
 
 
 def recall(path: Path) -> bytes | None:
@@ -155,7 +162,7 @@ def keep(path: Path, data: bytes | Iterable[bytes]) -> str | None:
     its length)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     pieces = [data] if isinstance(data, bytes) else data
-    check = hashlib.sha256(path.name.encode() + b"\0")  # as _check computes it
+    check = _checker(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as out:

@@ -14,9 +14,9 @@ import hashlib
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any, Mapping
 
 from reportgen.errors import ReportgenError
@@ -105,7 +105,7 @@ def _read_json(path: Path, what: str, hook: Callable[[dict], Any] | None = None)
 def read_version(folder: Path, store: Path | None = None, evidence: bool = True) -> PublishedVersion:
     """A published version as its files hold it. ``evidence=False`` leaves out each
     claim's list of calls (the diff of two versions does not compare them: it lists the
-    calls that changed): at 100,000 calls they are 34 MB of JSON, and ten times that held
+    calls that changed): at 100,000 calls they are 34 MB of JSON, and four times that held
     as strings."""
     if not folder.is_dir():
         raise PublishedError(f"{folder}: no such version folder")
