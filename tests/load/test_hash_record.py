@@ -158,3 +158,21 @@ def test_the_record_is_saved_a_piece_at_a_time_and_read_back_whole(tmp_path, set
     assert keep(path, [b"a", b"", b"bc"]) is None and recall(path) == b"abc"
     path.write_bytes(path.read_bytes().replace(b"abc", b"abd"))
     assert recall(path) is None  # a changed body fails its check
+
+
+def test_pieces_that_fail_while_written_leave_no_file(tmp_path):
+    from reportgen.pipeline.incremental import keep, recall
+
+    path = tmp_path / "cache" / "record.txt"
+    assert keep(path, b"kept") is None
+
+    def failing():
+        yield b"first piece"
+        raise RuntimeError("stopped while making the record")
+
+    with pytest.raises(RuntimeError):
+        keep(path, failing())
+    assert sorted(p.name for p in path.parent.iterdir()) == ["record.txt"]  # no temporary file left
+    assert recall(path) == b"kept"  # and the file kept before is whole
+    (tmp_path / "full").write_bytes(b"")  # a folder that cannot be made: an OSError, said, not raised
+    assert keep(tmp_path / "full" / "x.txt", [b"a"]) is not None

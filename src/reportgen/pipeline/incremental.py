@@ -173,11 +173,13 @@ def keep(path: Path, data: bytes | Iterable[bytes]) -> str | None:
             out.seek(len(CHECK_TAG))
             out.write(check.hexdigest().encode())
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:  # the pieces are made while written: whatever stops them, no file is left
         try:
             tmp.unlink(missing_ok=True)
         except OSError:
             pass
+        if not isinstance(exc, OSError):
+            raise
         return f"{exc.filename or path}: {exc.strerror or exc}"
     return None
 
