@@ -57,10 +57,7 @@ class SourceReading:
             self.done = self.copy.result() if self.copy is not None else None
             if self.done is None:
                 self.copy = None  # not listed apart, or the copy failed: read here
-                self.hashes = load_file_hashes(self.cache, self.source)
-                self.done = read_source(self.source, self.hashes, self.drawings, self.version_label)
-                if self.hashes is not None:
-                    self.hashes.read_through()
+                self.done = self._read(self.drawings)
             self.read = True
         return self.done
 
@@ -76,15 +73,21 @@ class SourceReading:
         """In the copy: the source listed, as the build would list it, without the bytes
         of the files it had to read (the logs, which the build reads itself, are most of
         them: sending them back cost more than reading them again)."""
-        self.hashes = load_file_hashes(self.cache, self.source)
-        snapshot = read_source(self.source, self.hashes, version_label=self.version_label)
-        if self.hashes is not None:
-            self.hashes.read_through()
+        snapshot = self._read(None)
         if snapshot is None:
             return None
         runs = {name: dataclasses.replace(files, data=files.data.unread()) if isinstance(files.data, FileContents)
                 else files for name, files in snapshot.runs.items()}
         return dataclasses.replace(snapshot, runs=runs)
+
+    def _read(self, drawings: Drawings | None) -> SourceSnapshot | None:
+        """The source read against the earlier build's record of its files, which is
+        dropped once read (this build's own record is what is saved)."""
+        self.hashes = load_file_hashes(self.cache, self.source)
+        snapshot = read_source(self.source, self.hashes, drawings, self.version_label)
+        if self.hashes is not None:
+            self.hashes.read_through()
+        return snapshot
 
     def _save(self) -> None:
         save_file_hashes(self.cache, self.source, self.hashes)
