@@ -79,3 +79,52 @@ def test_the_parallel_runner_follows_its_tuning():
     assert [runner.steps_apart(4), runner.steps_apart(5)] == [False, True]
     assert [runner.charts_apart(6), runner.charts_apart(7)] == [False, True]
     assert runner.processes == 3
+
+
+def test_a_step_apart_is_done_again_here_when_its_copy_fails_unless_optional(tmp_path):
+    import contextlib
+    import os
+
+    from reportgen.pipeline.runner import start_apart
+
+    parent = os.getpid()
+    done: list[str] = []
+
+    def step() -> None:
+        if os.getpid() != parent:
+            raise RuntimeError("the copy fails")
+        done.append("here")
+
+    runner = ParallelRunner(EVERYTHING_APART)
+    with contextlib.ExitStack() as copies:
+        start_apart(runner, copies, step, 1)()
+        assert done == ["here"]  # a step the build needs is done again by the build
+        let_go: list[str] = []
+        start_apart(runner, copies, step, 1, optional=lambda: let_go.append("dropped"))()
+        assert let_go == ["dropped"] and done == ["here"]  # an optional one is not
+
+
+def test_the_record_of_files_saved_apart_is_let_go_of_by_the_build(make_source, tmp_path, monkeypatch):
+    import contextlib
+    import gc
+    import weakref
+
+    from reportgen.load import contents
+    from reportgen.pipeline.incremental import load_file_hashes
+    from reportgen.pipeline.source_reading import SourceReading
+
+    monkeypatch.setattr(contents, "RACY_SECONDS", -60.0)  # files written by the test count as settled
+    source, cache = make_source(), tmp_path / "cache"
+    with contextlib.ExitStack() as copies:
+        reading = SourceReading(source, cache, copies, None, ParallelRunner(EVERYTHING_APART))
+        assert reading.snapshot() is not None
+        hashes = reading.hashes
+        assert hashes is not None
+        record, saved = weakref.ref(hashes), len(hashes)
+        del hashes
+        finish = reading.saving()
+        gc.collect()
+        assert reading.hashes is None and record() is None  # the copy saves it; the build holds none
+        finish()
+    again = load_file_hashes(cache, source)
+    assert again is not None and saved > 0 and len(again.entries) == saved

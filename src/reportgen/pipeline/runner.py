@@ -139,17 +139,24 @@ class _InPlace(Executor):
 
 
 def start_apart(runner: Runner, copies: contextlib.ExitStack, step: Callable[[], object],
-                size: int) -> Callable[[], object]:
+                size: int, optional: Callable[[], None] | None = None) -> Callable[[], object]:
     """``step`` started in a forked copy of the build when ``runner`` says it pays; the
     function that finishes it: waits for the copy, or does the step here when it was not
-    started apart or the copy failed."""
+    started apart or the copy failed.
+
+    ``optional``: for a step the build may go without (saving a record that only makes
+    the next build faster), called once the copy runs it, so that the build lets go of
+    what only the step reads; the step is then not done again here if the copy fails."""
     if not runner.steps_apart(size):
         return step
     copy = Forked(lambda: step() or True)
     copies.callback(copy.close)  # a failed build still waits for it: it writes files, never half of one
+    started = copy.pid is not None
+    if started and optional is not None:
+        optional()
 
     def finish() -> None:
-        if copy.result() is None:
+        if copy.result() is None and not (started and optional is not None):
             step()
 
     return finish
