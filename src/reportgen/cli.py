@@ -131,17 +131,23 @@ class TerminalProgress:
 @click.option("--cache", "cache_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Folder of renders kept between builds (default: $REPORTGEN_CACHE or ~/.cache/reportgen/renders).")
 @click.option("--no-cache", is_flag=True, help="Render every drawing again and keep nothing.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Processes that render drawings and write pages, the build's own included (default: one "
+                   "per core). Each one past the first is a forked copy of the build, which copies the parts "
+                   "of its memory it touches: fewer jobs take less memory and more time.")
 @click.pass_context
 def build(ctx: click.Context, source: Path, out: Path, version_label: str | None, force: bool, quiet: bool,
-          redact: bool, cache_dir: Path | None, no_cache: bool) -> None:
+          redact: bool, cache_dir: Path | None, no_cache: bool, jobs: int | None) -> None:
     """Build SOURCE (default: content/) into OUT/<version>/ (default: site/)."""
     from reportgen.pipeline.memory_and_imports import freeze_before_exit
     from reportgen.pipeline.pipeline import build_site, default_cache
+    from reportgen.pipeline.runner import ParallelRunner, Tuning
 
     try:
         progress = TerminalProgress(quiet)
         cache = None if no_cache else _usable_cache(cache_dir or default_cache(), progress)
-        summary = build_site(source, out, version_label, force, progress, redact=redact, cache=cache)
+        summary = build_site(source, out, version_label, force, progress, redact=redact, cache=cache,
+                             runner=ParallelRunner(Tuning(processes=jobs)))
     except Exception as exc:  # every failure becomes one clear message
         _fail(exc, ctx.obj["debug"])
         return

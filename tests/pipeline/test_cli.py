@@ -144,3 +144,28 @@ def test_drawings_render_while_the_log_is_checked_and_only_those_called_count(ma
     result = run_cli("build", source, "--out", tmp_path / "other", "-q")
     assert result.exit_code == 1 and "status" in result.output
     assert not (tmp_path / "other/v1").exists()
+
+
+def test_jobs_sets_the_processes_and_the_site_is_the_same(make_source, run_cli, tmp_path, monkeypatch):
+    from reportgen.pipeline import pipeline
+
+    real, seen = pipeline.build_site, []
+
+    def build_site(*args, runner, **kwargs):
+        seen.append(runner.processes)
+        return real(*args, runner=runner, **kwargs)
+
+    monkeypatch.setattr(pipeline, "build_site", build_site)
+    source = make_source()
+    for jobs in ("1", "2"):
+        result = run_cli("build", source, "--out", tmp_path / f"site-{jobs}", "--no-cache", "--jobs", jobs, "-q")
+        assert result.exit_code == 0, result.output
+    assert seen == [1, 2]
+    assert tree_bytes(tmp_path / "site-1") == tree_bytes(tmp_path / "site-2")
+
+
+def test_jobs_below_one_is_refused_in_one_line(make_source, run_cli, tmp_path):
+    result = run_cli("build", make_source(), "--out", tmp_path / "site", "--jobs", "0")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "Invalid value for '--jobs' / '-j': 0 is not in the range x>=1." in result.output
+    assert not (tmp_path / "site").exists()
