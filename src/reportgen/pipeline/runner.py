@@ -151,12 +151,12 @@ def start_apart(runner: Runner, copies: contextlib.ExitStack, step: Callable[[],
         return step
     copy = Forked(lambda: step() or True)
     copies.callback(copy.close)  # a failed build still waits for it: it writes files, never half of one
-    started = copy.pid is not None
-    if started and optional is not None:
-        optional()
+    let_go = optional if copy.pid is not None else None
+    if let_go is not None:
+        let_go()
 
     def finish() -> None:
-        if copy.result() is None and not (started and optional is not None):
+        if copy.result() is None and let_go is None:
             step()
 
     return finish

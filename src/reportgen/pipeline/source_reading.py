@@ -68,16 +68,12 @@ class SourceReading:
         folders alone are 30 MB, held to the end of the build and through every copy it
         forks. Should that copy fail, no record is kept, and the next build reads every
         file again, as after a crash."""
-        copy, held = self.copy, [self.hashes]
-        self.hashes = None
+        copy = self.copy
         if copy is not None:  # the copy saves it once the listing is sent
+            self.hashes = None
             return lambda: copy.close()
-
-        def save() -> None:
-            if held:
-                save_file_hashes(self.cache, self.source, held[0])
-
-        return start_apart(self.runner, self.copies, save, len(held[0]) if held[0] else 0, optional=held.clear)
+        size = len(self.hashes) if self.hashes is not None else 0
+        return start_apart(self.runner, self.copies, self._save, size, optional=self._let_go)
 
     def _listed(self) -> SourceSnapshot | None:
         """In the copy: the source listed, as the build would list it, without the bytes
@@ -100,4 +96,7 @@ class SourceReading:
         return snapshot
 
     def _save(self) -> None:
-        save_file_hashes(self.cache, self.source, self.hashes)
+        save_file_hashes(self.cache, self.source, self.hashes)  # nothing once let go of
+
+    def _let_go(self) -> None:
+        self.hashes = None
