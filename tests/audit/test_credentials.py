@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reportgen.audit.credentials import PATTERNS, Credential, scan_files, scan_text
+from reportgen.audit.credentials import PATTERNS, Credential, scan_contents, scan_files, scan_text
 
 SECRETS = [
     "sk-ant-api03-" + "a" * 40, "sk-proj-" + "b" * 40, "AKIA" + "ABCDEFGHIJKLMNOP", "AIza" + "c" * 35,
@@ -46,3 +46,19 @@ def test_the_same_content_in_two_files_is_reported_in_both():
     secret = b"ok\nghp_" + b"d" * 36 + b"\n"
     assert scan_files([("a.txt", secret), ("b.txt", bytes(secret)), ("c.txt", b"clean")]) == [
         Credential("a.txt", 2, "GitHub token"), Credential("b.txt", 2, "GitHub token")]
+
+
+def test_a_content_named_by_its_hash_is_read_once_when_scanned():
+    secret = b"ghp_" + b"e" * 36
+    reads: list[str] = []
+
+    def reader(name: str, data: bytes):
+        def read() -> bytes:
+            reads.append(name)
+            return data
+        return read
+
+    files = [("a.txt", "sha-1", reader("a.txt", secret)), ("b.txt", "sha-1", reader("b.txt", secret)),
+             ("c.txt", "sha-2", reader("c.txt", b"clean"))]
+    assert scan_contents(iter(files)) == [Credential("a.txt", 1, "GitHub token"), Credential("b.txt", 1, "GitHub token")]
+    assert reads == ["a.txt", "c.txt"]  # b.txt's content is a.txt's: not read again

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import re
+from functools import partial
+from itertools import chain
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Callable, Hashable, Iterable, Iterator
 
 from reportgen.load.calllog import searchable_text
 from reportgen.model.artifacts import Artifact, CallArtifacts
@@ -106,16 +108,32 @@ def redact(data: bytes, allowed: frozenset[str] = frozenset()) -> tuple[bytes, l
 
 
 def scan_files(files: Iterable[tuple[str, bytes]], allowed: frozenset[str] = frozenset()) -> list[Credential]:
-    found: list[Credential] = []
-    # Many calls return the same bytes (a pool of drawings): each content is scanned once.
-    by_content: dict[bytes, list[tuple[int, str]]] = {}
+    return scan_contents(_as_read(files), allowed)
+
+
+def _as_read(files: Iterable[tuple[str, bytes]]) -> Iterator[tuple[str, Hashable, Callable[[], bytes]]]:
     for name, data in files:
-        hits = by_content.get(data)
+        yield name, data, partial(bytes, data)
+
+
+def scan_contents(files: Iterable[tuple[str, Hashable, Callable[[], bytes]]],
+                  allowed: frozenset[str] = frozenset()) -> list[Credential]:
+    """``files``: (name, what names its content, how to read it). Many calls return the
+    same bytes (a pool of drawings): each content is read and scanned once, and only
+    what it holds is kept, not its bytes (100,000 responses are some 70 MB)."""
+    found: list[Credential] = []
+    by_content: dict[Hashable, list[tuple[int, str]]] = {}
+    for name, key, read in files:
+        hits = by_content.get(key)
         if hits is None:
-            text = data.decode("utf-8", "replace")
-            hits = by_content[data] = [(c.line, c.kind) for c in scan_text(text, "", 1, allowed)]
+            text = read().decode("utf-8", "replace")
+            hits = by_content[key] = [(c.line, c.kind) for c in scan_text(text, "", 1, allowed)]
         found.extend(Credential(name, line, kind) for line, kind in hits)
     return found
+
+
+def _reader(artifact: Artifact) -> Callable[[], bytes]:
+    return lambda: artifact.data
 
 
 def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts],
@@ -145,7 +163,10 @@ def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts],
         names = {cid: os.path.basename(os.path.normpath(path)) for cid, path in paths.items()}
         named = [(f"{run.rel_folder}/{paths[cid]}" + ("" if a.name == names[cid] else f"/{a.name}"), a)
                  for cid, a in own]
-    found = scan_files(files + [(name, a.data) for name, a in named], allowed)
+    # An artifact is named by its sha256 and read when scanned: held all at once, each
+    # read a copy (see load.kept_bytes), the responses would be held twice.
+    found = scan_contents(chain(_as_read(files), ((name, ("sha256", a.sha256), _reader(a)) for name, a in named)),
+                          allowed)
     if clean is not None:
         dirty = {c.file for c in found}
         declared = [text.encode("utf-8") for text in allowed]
