@@ -1,5 +1,6 @@
 """What loading keeps in memory: no reference cycle left for a paused collector, a
-content many files share held once, a repeated log value held once."""
+content many files share held once (small files packed in one buffer), a repeated log
+value held once."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from reportgen.errors import Collector
 from reportgen.load.calllog import read_log
 from reportgen.load.contents import read_run_files
 from reportgen.load.files import list_folder
+from reportgen.load.kept_bytes import KeptBytes
 
 
 def test_listing_a_folder_leaves_no_reference_cycle(tmp_path):
@@ -30,8 +32,36 @@ def test_a_content_many_files_share_is_held_once(tmp_path):
         (tmp_path / name / "image.svg").write_bytes(b"<svg xmlns='http://www.w3.org/2000/svg'/>")
     (tmp_path / "three.txt").write_bytes(b"other")
     files = read_run_files(tmp_path)
-    assert files.data["one/image.svg"] is files.data["two/image.svg"]
+    assert files.data["one/image.svg"] == files.data["two/image.svg"] == (tmp_path / "one/image.svg").read_bytes()
     assert files.data["three.txt"] == b"other"
+    # The small files are packed in one buffer, the shared drawing once.
+    assert len(files.data.kept_bytes.buffer) == len(files.data["one/image.svg"]) + len(b"other")
+
+
+def test_kept_bytes_are_never_handed_out_as_the_buffer():
+    kept = KeptBytes()
+    kept.add("a.txt", "1" * 64, b"alpha")
+    kept.add("b.txt", "2" * 64, b"")
+    kept.add("c.txt", "1" * 64, b"alpha")  # the same content under another name: held once
+    kept.done()
+    first, again = kept.get("a.txt"), kept.get("a.txt")
+    assert first == again == kept.get("c.txt") == b"alpha" and first is not again
+    assert type(first) is bytes and kept.get("b.txt") == b"" and kept.get("nothing") is None
+    assert bytes(kept.buffer) == b"alpha" and len(kept) == 3 and "b.txt" in kept
+    copy = kept.copy()
+    kept.buffer[:] = b"XXXXX"  # a copy has a buffer of its own (a reader in another thread)
+    assert copy.get("c.txt") == b"alpha"
+
+
+def test_a_large_file_is_kept_as_read(monkeypatch):
+    import reportgen.load.kept_bytes as kept_bytes
+
+    monkeypatch.setattr(kept_bytes, "WHOLE_FROM", 4)
+    kept = KeptBytes()
+    data = b"a log of some size"
+    kept.add("calls.csv", "3" * 64, data)
+    kept.add("small", "4" * 64, b"abc")
+    assert kept.get("calls.csv") is data and bytes(kept.buffer) == b"abc"
 
 
 def test_a_repeated_log_value_is_held_once(tmp_path):
@@ -49,9 +79,12 @@ def test_a_repeated_log_value_is_held_once(tmp_path):
     assert first["started_at"] != third["started_at"]  # values that differ stay as written
 
 
-def test_the_log_is_held_once_when_the_listing_read_it_too(make_source):
+def test_the_log_is_held_once_when_the_listing_read_it_too(make_source, monkeypatch):
     from reportgen.load.source import load_source
 
+    import reportgen.load.kept_bytes as kept_bytes
+
+    monkeypatch.setattr(kept_bytes, "WHOLE_FROM", 1)  # the demo's log is small; a large one is kept as read
     source = make_source()
     (run,) = load_source(source).runs
     kept = run.files.data.kept(run.log.name)  # a first build reads every file to hash it

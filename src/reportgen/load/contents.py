@@ -26,6 +26,7 @@ from pathlib import Path
 from reportgen.errors import InputError, Problem
 from reportgen.load.artifacts import artifact_kind
 from reportgen.load.files import FolderNames, entry_prefix, list_folder, read_bytes
+from reportgen.load.kept_bytes import KeptBytes
 from reportgen.model.source import RunFiles
 
 # A file changed within this many seconds of the moment its hash is recorded could be
@@ -220,8 +221,10 @@ class FileContents(Mapping[str, bytes]):
     (and as much again to send from a copy of the build that listed them)."""
 
     def __init__(self, root: str, sha256: Mapping[str, str], sizes: Mapping[str, int],
-                 read: dict[str, bytes]) -> None:
-        self.root, self.sha256, self.sizes, self._read = root, sha256, sizes, read
+                 kept: KeptBytes | None = None) -> None:
+        self.root, self.sha256, self.sizes = root, sha256, sizes
+        self.kept_bytes = kept or KeptBytes()  # what the listing read
+        self._read: dict[str, bytes] = {}  # what was read since
 
     def path(self, rel: str) -> str:
         """The absolute path of the listed file ``rel`` (KeyError for any other name)."""
@@ -230,7 +233,9 @@ class FileContents(Mapping[str, bytes]):
         return os.path.join(self.root, rel)
 
     def __getitem__(self, rel: str) -> bytes:
-        data = self._read.get(rel)
+        data = self.kept_bytes.get(rel)
+        if data is None:
+            data = self._read.get(rel)
         if data is None:
             path = self.path(rel)
             data = read_bytes(path)
@@ -251,11 +256,11 @@ class FileContents(Mapping[str, bytes]):
 
     def kept(self, rel: str) -> bytes | None:
         """The bytes of ``rel`` if this listing read and kept them (None otherwise: nothing is read)."""
-        return self._read.get(rel)
+        return self.kept_bytes.get(rel)
 
     def unread(self) -> "FileContents":
         """The same files, none of their bytes kept (read again, and checked, when asked for)."""
-        return FileContents(self.root, self.sha256, self.sizes, {})
+        return FileContents(self.root, self.sha256, self.sizes)
 
     def ref(self, rel: str) -> "FileRef":
         return FileRef(self, rel)
@@ -289,8 +294,7 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
     listing = list_folder(root, with_stat=True, known=known, settled_before=time.time() - RACY_SECONDS)
     sha256: dict[str, str] = {}
     sizes: dict[str, int] = {}
-    read: dict[str, bytes] = {}
-    firsts: dict[str, bytes] = {}  # by sha256: a content many calls share (a drawing) is kept once
+    read = KeptBytes()  # a content many calls share (a drawing) is kept once
 
     def hashed(rel: str, path: str, st: os.stat_result) -> None:
         sizes[rel] = st.st_size
@@ -298,7 +302,7 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
         if known is None:
             data = read_bytes(path)
             known = hashlib.sha256(data).hexdigest()
-            read[rel] = firsts.setdefault(known, data)
+            read.add(rel, known, data)
             if hashes is not None:
                 hashes.put_below(root, rel, st, known)
         sha256[rel] = known
@@ -310,7 +314,7 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
         if svg:
             hashed(rel, path, st)
     if drawings is not None and read:  # new or changed drawings: an earlier build rendered the others
-        drawings(RunFiles(FileContents(root, dict(sha256), dict(sizes), dict(read)), frozenset(), (),
+        drawings(RunFiles(FileContents(root, dict(sha256), dict(sizes), read.copy()), frozenset(), (),
                           dict(sha256)))
     for ((rel, path), st), svg in zip(entries, drawn):
         if not svg:
@@ -319,5 +323,5 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
     order = [rel for (rel, _), _ in entries]
     sha256 = {rel: sha256[rel] for rel in order}
     sizes = {rel: sizes[rel] for rel in order}
-    return RunFiles(FileContents(root, sha256, sizes, read), frozenset(listing.dirs),
+    return RunFiles(FileContents(root, sha256, sizes, read.done()), frozenset(listing.dirs),
                     tuple(rel for rel, _ in listing.links), sha256)
