@@ -35,7 +35,7 @@ def test_a_content_many_files_share_is_held_once(tmp_path):
     assert files.data["one/image.svg"] == files.data["two/image.svg"] == (tmp_path / "one/image.svg").read_bytes()
     assert files.data["three.txt"] == b"other"
     # The small files are packed in one buffer, the shared drawing once.
-    assert len(files.data.kept_bytes.buffer) == len(files.data["one/image.svg"]) + len(b"other")
+    assert sum(map(len, files.data.kept_bytes.buffers)) == len(files.data["one/image.svg"]) + len(b"other")
 
 
 def test_kept_bytes_are_never_handed_out_as_the_buffer():
@@ -43,14 +43,16 @@ def test_kept_bytes_are_never_handed_out_as_the_buffer():
     kept.add("a.txt", "1" * 64, b"alpha")
     kept.add("b.txt", "2" * 64, b"")
     kept.add("c.txt", "1" * 64, b"alpha")  # the same content under another name: held once
-    kept.done()
     first, again = kept.get("a.txt"), kept.get("a.txt")
     assert first == again == kept.get("c.txt") == b"alpha" and first is not again
     assert type(first) is bytes and kept.get("b.txt") == b"" and kept.get("nothing") is None
-    assert bytes(kept.buffer) == b"alpha" and len(kept) == 3 and "b.txt" in kept
-    copy = kept.copy()
-    kept.buffer[:] = b"XXXXX"  # a copy has a buffer of its own (a reader in another thread)
-    assert copy.get("c.txt") == b"alpha"
+    assert bytes(kept.buffers[0]) == b"alpha" and len(kept) == 3 and "b.txt" in kept
+    shared = kept.share()  # for a reader in another thread: its buffer is never grown again
+    sealed = shared.buffers[0]
+    assert sealed is kept.buffers[0]  # shared, not copied
+    kept.add("d.txt", "5" * 64, b"delta")
+    assert bytes(sealed) == b"alpha" and kept.get("d.txt") == b"delta" and shared.get("d.txt") is None
+    assert shared.get("c.txt") == kept.get("c.txt") == b"alpha"
 
 
 def test_a_large_file_is_kept_as_read(monkeypatch):
@@ -61,7 +63,7 @@ def test_a_large_file_is_kept_as_read(monkeypatch):
     data = b"a log of some size"
     kept.add("calls.csv", "3" * 64, data)
     kept.add("small", "4" * 64, b"abc")
-    assert kept.get("calls.csv") is data and bytes(kept.buffer) == b"abc"
+    assert kept.get("calls.csv") is data and bytes(kept.buffers[0]) == b"abc"
 
 
 def test_a_repeated_log_value_is_held_once(tmp_path):

@@ -314,7 +314,7 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
         if svg:
             hashed(rel, path, st)
     if drawings is not None and read:  # new or changed drawings: an earlier build rendered the others
-        drawings(RunFiles(FileContents(root, dict(sha256), dict(sizes), read.copy()), frozenset(), (),
+        drawings(RunFiles(FileContents(root, dict(sha256), dict(sizes), read.share()), frozenset(), (),
                           dict(sha256)))
     for ((rel, path), st), svg in zip(entries, drawn):
         if not svg:

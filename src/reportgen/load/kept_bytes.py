@@ -15,22 +15,27 @@ object that the log reader compares it with).
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 WHOLE_FROM = 1 << 16  # bytes: from this size a file is kept as its own object
 _LENGTH_BITS = 32  # a packed file's place is one int: its offset, then its length
+_LENGTH_MASK = (1 << _LENGTH_BITS) - 1
 
 
 class KeptBytes:
     """Files' bytes by relative path: ``add`` while a folder is listed, then read with
-    ``get`` (a fresh ``bytes`` each time; the buffer itself is never handed out).
+    ``get`` (a fresh ``bytes`` each time; a buffer itself is never handed out).
 
-    Not to be added to once ``get`` may be called from another thread: the buffer can
-    move while it grows. A listing hands its drawings on with ``copy``."""
+    A buffer can move while it grows, so one that a reader in another thread may use is
+    never grown again: ``share`` seals the buffer in use, and later files go to a new one."""
 
-    __slots__ = ("buffer", "spans", "whole", "_by_sha")
+    __slots__ = ("buffers", "starts", "end", "spans", "whole", "_by_sha")
 
     def __init__(self) -> None:
-        self.buffer = bytearray()
-        self.spans: dict[str, int] = {}  # rel -> offset << 32 | length, in ``buffer``
+        self.buffers = [bytearray()]
+        self.starts = [0]  # where each buffer starts, counting the buffers before it end to end
+        self.end = 0
+        self.spans: dict[str, int] = {}  # rel -> offset << 32 | length, the offset counted as ``starts``
         self.whole: dict[str, bytes] = {}  # rel -> bytes, for files of WHOLE_FROM bytes or more
         self._by_sha: dict[str, int | bytes] = {}  # while adding: a content many calls share is kept once
 
@@ -40,8 +45,9 @@ class KeptBytes:
             if len(data) >= WHOLE_FROM:
                 first = data
             else:
-                first = len(self.buffer) << _LENGTH_BITS | len(data)
-                self.buffer += data
+                first = self.end << _LENGTH_BITS | len(data)
+                self.buffers[-1] += data
+                self.end += len(data)
             self._by_sha[sha256] = first
         if isinstance(first, bytes):
             self.whole[rel] = first
@@ -58,15 +64,21 @@ class KeptBytes:
         if span is None:
             return self.whole.get(rel)
         start = span >> _LENGTH_BITS
-        with memoryview(self.buffer) as view:
-            return view[start:start + (span & ((1 << _LENGTH_BITS) - 1))].tobytes()
+        i = bisect_right(self.starts, start) - 1 if len(self.starts) > 1 else 0
+        start -= self.starts[i]
+        with memoryview(self.buffers[i]) as view:
+            return view[start:start + (span & _LENGTH_MASK)].tobytes()
 
-    def copy(self) -> "KeptBytes":
-        """The files kept so far, in a buffer of their own (for a reader in another thread)."""
-        other = KeptBytes()
-        other.buffer = bytearray(self.buffer)
-        other.spans, other.whole = dict(self.spans), dict(self.whole)
-        return other
+    def share(self) -> "KeptBytes":
+        """The files kept so far, for a reader in another thread: their buffer is sealed,
+        not copied (this one starts a new buffer for the files added after)."""
+        shared = KeptBytes()
+        shared.buffers, shared.starts, shared.end = list(self.buffers), list(self.starts), self.end
+        shared.spans, shared.whole = dict(self.spans), dict(self.whole)
+        if self.buffers[-1]:
+            self.buffers.append(bytearray())
+            self.starts.append(self.end)
+        return shared
 
     def __contains__(self, rel: object) -> bool:
         return rel in self.spans or rel in self.whole
