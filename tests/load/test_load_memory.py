@@ -92,3 +92,19 @@ def test_the_log_is_held_once_when_the_listing_read_it_too(make_source, monkeypa
     kept = run.files.data.kept(run.log.name)  # a first build reads every file to hash it
     assert kept is not None and kept == (run.folder / run.log.name).read_bytes()
     assert run.log_bytes is kept and run.log.data is kept
+
+
+def test_calls_without_further_columns_share_one_empty_mapping(make_source):
+    from reportgen.load.source import load_source
+
+    from tests.conftest import default_rows
+
+    rows = default_rows()
+    for row in rows:  # a column of the log's own, empty on every row but the first
+        del row["grade_reason"]
+        row["note"] = ""
+    rows[0]["note"] = "retried by hand"
+    (run,) = load_source(make_source(rows)).runs
+    bare = [c for c in run.calls if not c.extra]
+    assert len(bare) >= 2 and all(c.extra is bare[0].extra for c in bare)
+    assert all(c.extra is not bare[0].extra for c in run.calls if c.extra)
