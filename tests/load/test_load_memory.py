@@ -5,6 +5,10 @@ value held once."""
 from __future__ import annotations
 
 import gc
+import hashlib
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reportgen.errors import Collector
 from reportgen.load.calllog import read_log
@@ -108,3 +112,27 @@ def test_calls_without_further_columns_share_one_empty_mapping(make_source):
     bare = [c for c in run.calls if not c.extra]
     assert len(bare) >= 2 and all(c.extra is bare[0].extra for c in bare)
     assert all(c.extra is not bare[0].extra for c in run.calls if c.extra)
+
+
+@given(st.lists(st.tuples(st.binary(max_size=40), st.booleans()), max_size=30), st.integers(1, 64))
+def test_kept_bytes_give_back_what_was_added_whatever_the_sharing(files, whole_from):
+    import reportgen.load.kept_bytes as kept_bytes
+
+    old, kept_bytes.WHOLE_FROM = kept_bytes.WHOLE_FROM, whole_from  # large files kept whole, the rest packed
+    try:
+        kept, added, shared = KeptBytes(), {}, []
+        for i, (data, share_after) in enumerate(files):
+            kept.add(f"f{i}", hashlib.sha256(data).hexdigest(), data)
+            added[f"f{i}"] = data
+            if share_after:
+                shared.append((kept.share(), dict(added)))
+        kept.done()
+        assert {rel: kept.get(rel) for rel in added} == added and len(kept) == len(added)
+        for view, seen in shared:  # each reader sees what was there when it was shared, unchanged since
+            assert {rel: view.get(rel) for rel in seen} == seen
+            assert all(view.get(rel) is None for rel in added if rel not in seen)
+        # A content is packed once, however many files hold it.
+        packed = {data for data in added.values() if len(data) < whole_from}
+        assert sum(map(len, kept.buffers)) == sum(map(len, packed))
+    finally:
+        kept_bytes.WHOLE_FROM = old

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from functools import partial
 from itertools import chain
-from dataclasses import dataclass
 from typing import Callable, Hashable, Iterable, Iterator
 
 from reportgen.load.calllog import searchable_text

@@ -223,7 +223,7 @@ class FileContents(Mapping[str, bytes]):
     def __init__(self, root: str, sha256: Mapping[str, str], sizes: Mapping[str, int],
                  kept: KeptBytes | None = None) -> None:
         self.root, self.sha256, self.sizes = root, sha256, sizes
-        self.kept_bytes = kept or KeptBytes()  # what the listing read
+        self.kept_bytes = kept if kept is not None else KeptBytes()  # what the listing read
         self._read: dict[str, bytes] = {}  # what was read since
 
     def path(self, rel: str) -> str:

@@ -1,16 +1,17 @@
 """The bytes a listing read, kept for the stages that use them again, packed end to end.
 
-A first build reads every file of a run folder to hash it and keeps the bytes, so that
+A first build reads every file of a run folder to hash it, and keeps the bytes so that
 the audit, the sheets and the store do not read them again: some 200,000 small files
-for 100,000 calls. Held as one bytes object each, every one of them is also a
+for 100,000 calls. Held as one ``bytes`` object each, every file also carried a
 reference count, and the page writers are forked copies of the build: a count changed
-by either process is a write, which copies the page it is on, so the files a sheet
-shows were copied once for each build (some 700 MB at a million calls). Packed in one
-buffer they are never written once the listing is done, and the copies share them.
+by either process is a write, which copies the page it is on, so each page of file
+bytes that a sheet touched was held twice until the sheets were written. Packed in a
+few buffers, the bytes are never written once the listing is done, and the copies
+share them.
 
 Files of ``WHOLE_FROM`` bytes or more (the call log, a long transcript) are kept as
-they were read: they are few, and the log is then held once (``kept`` returns the very
-object that the log reader compares it with).
+they were read: they are few, and the log is then held once (the listing hands back the
+very object the log reader compares it with).
 """
 
 from __future__ import annotations
