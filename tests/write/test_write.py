@@ -90,3 +90,30 @@ def test_a_site_is_readable_by_a_web_server_under_the_users_umask(make_source, t
     wrong = [(p.relative_to(site).as_posix(), oct(p.stat().st_mode & 0o777)) for p in [site, *site.rglob("*")]
              if (p.stat().st_mode & 0o777) != (0o755 if p.is_dir() else 0o644)]
     assert wrong == []
+
+
+def page_by_pid(writer: VersionWriter, i: int) -> None:
+    time.sleep(0.002)
+    writer.add(f"calls/{i}.html", str(os.getpid()).encode())
+
+
+@two_processes
+def test_helpers_are_forked_anew_for_each_window_of_jobs(tmp_path, monkeypatch):
+    """A helper ends after its window (the pages it copied from the build go with it),
+    and no job is lost or done twice where one window meets the next."""
+    import reportgen.write.version as version
+
+    monkeypatch.setattr(version, "WINDOW_JOBS", 10)
+    assert version.window_jobs(95) == 10 and version.window_jobs(1600) == 100
+    with VersionWriter(tmp_path, "v1") as writer:
+        writer.run_tasks([partial(page_by_pid, writer, i) for i in range(95)])
+        folder = writer.commit()
+    manifest = json.loads((folder / "manifest.json").read_text())["files"]
+    assert sorted(manifest) == sorted(f"calls/{i}.html" for i in range(95))
+    pids = [(folder / f"calls/{i}.html").read_text() for i in range(95)]
+    helpers = set(pids) - {str(os.getpid())}
+    windows_with_a_helper = sum(1 for start in range(0, 95, 10) if set(pids[start:start + 10]) & helpers)
+    assert len(helpers) == windows_with_a_helper > 1  # one helper per window it worked in, never across two
+    for pid in helpers:
+        window = {i // 10 for i, p in enumerate(pids) if p == pid}
+        assert len(window) == 1

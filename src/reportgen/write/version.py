@@ -192,13 +192,32 @@ class VersionWriter:
         every core: pages are CPU-bound and independent. Each process takes the next
         job not yet taken, so all finish together however uneven the jobs (the first
         ones are the large pages); each writes its files into the temporary folder, and
-        a helper (a forked copy: ``reportgen.fork``) sends back only their hashes."""
+        a helper (a forked copy: ``reportgen.fork``) sends back only their hashes.
+
+        Helpers live for one window of jobs (``window_jobs``) and a new one is forked for
+        the next. A forked copy shares the build's memory until either process touches a
+        page of it, and reading a Python object touches it (its reference count): a
+        helper that lived through every job would end up with a copy of each page the
+        jobs read, every call of a million-call run once over (a gigabyte and more).
+        A helper that ends frees the pages it copied, so the copies at any time are
+        those of one window's calls."""
         n = min(self.processes, len(tasks))
         if n < 2 or not may_fork():
             for task in tasks:
                 task()
             return
         queue = _TaskQueue(tasks)
+        window = window_jobs(len(tasks))
+        for end in range(window, len(tasks) + window, window):
+            queue.end = min(end, len(tasks))
+            if not may_fork():  # a thread started meanwhile: this process takes the rest alone
+                queue.end = len(tasks)
+                queue.run()
+                return
+            self._run_window(queue, n)
+
+    def _run_window(self, queue: _TaskQueue, n: int) -> None:
+        """Jobs up to ``queue.end``, taken by this process and ``n - 1`` helpers forked for them."""
         helpers: list[Forked[_Written]] = []
         try:
             parent = os.getpid()
@@ -217,12 +236,13 @@ class VersionWriter:
                 self.anchors.update(share.anchors)
             helpers = []
         finally:
-            queue.stop()  # after a failure here, the helpers take no more jobs
+            if helpers:  # after a failure here, the helpers take no more jobs
+                queue.stop()
             for helper in helpers:  # and are stopped
                 helper.stop()
 
     def _helper(self, queue: _TaskQueue, parent: int) -> _Written:
-        """In a forked helper: take jobs until none is left; what they wrote."""
+        """In a forked helper: take jobs until none is left in the window; what they wrote."""
         self.parent, self.hashes, self.stats = parent, {}, {}
         self.stored, self.notes, self.anchors = {}, {}, {}
         try:
@@ -278,22 +298,34 @@ class _Written:
     error: tuple[int, str, str | None] | None = None  # a system error (errno, message, path) that stopped it
 
 
+def window_jobs(n: int) -> int:
+    """How many jobs a helper takes part in before it ends (see ``VersionWriter.run_tasks``):
+    a sixteenth of them, so that a helper holds copies of a sixteenth of the pages the
+    jobs read, and at least WINDOW_JOBS (forking a build of a million calls copies its
+    page tables, some tens of milliseconds, so a small report forks once)."""
+    return max(WINDOW_JOBS, -(-n // 16))
+
+
+WINDOW_JOBS = 256
+
+
 class _TaskQueue:
-    """Jobs taken one at a time, in order, by the processes that share them: a counter
-    in memory shared across fork (taking one costs about two microseconds; a page, a
-    few hundred)."""
+    """Jobs taken one at a time, in order, by the processes that share them, up to
+    ``end`` (the current window's): a counter in memory shared across fork (taking one
+    costs about two microseconds; a page, a few hundred)."""
 
     def __init__(self, tasks: Sequence[Callable[[], None]]) -> None:
         self.tasks = tasks
+        self.end = len(tasks)
         self.next = multiprocessing.Value("q", 0)
 
     def run(self) -> None:
         while True:
             with self.next.get_lock():
                 i = self.next.value
+                if i >= self.end:
+                    return
                 self.next.value = i + 1
-            if i >= len(self.tasks):
-                return
             self.tasks[i]()
 
     def stop(self) -> None:
