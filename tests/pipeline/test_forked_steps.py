@@ -202,3 +202,27 @@ def test_a_copy_that_fails_after_sending_its_result_keeps_the_result():
     assert copy.result() == "listing"
     assert copy.wait() != 0
     assert Forked(lambda: 1 / 0, then=lambda: None).result() is None
+
+
+def test_the_source_record_is_saved_and_let_go_of_before_the_pages_are_written(make_source, tmp_path, monkeypatch):
+    """When no copy saves the record (one process, or the render thread at work), the
+    build saves it as soon as the source is loaded: held to the end, it was in every
+    page writer's memory too."""
+    import reportgen.load.contents as contents
+    import reportgen.pipeline.stages as stages
+    from reportgen.pipeline.incremental import _hashes_path
+    from reportgen.pipeline.runner import SequentialRunner
+
+    monkeypatch.setattr(contents, "RACY_SECONDS", -60.0)  # files written by the test count as settled
+    source, seen = make_source(), []
+    real = stages._write_version
+
+    def writing(report, *args, **kwargs):
+        record = _hashes_path(tmp_path / "cache", source)
+        seen.append(record.read_text() if record.exists() else None)
+        return real(report, *args, **kwargs)
+
+    monkeypatch.setattr(stages, "_write_version", writing)
+    build_site(source, tmp_path / "site", cache=tmp_path / "cache", runner=SequentialRunner())
+    assert seen[0] is not None and "calls.csv\t" in seen[0] and "image.svg\t" in seen[0]
+    assert _hashes_path(tmp_path / "cache", source).read_text() == seen[0]  # saved once, not again at the end
