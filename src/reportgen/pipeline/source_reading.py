@@ -67,8 +67,8 @@ class SourceReading:
         The record is let go of here, saved by a forked copy or, when none can be forked
         (the render thread is at work), by the build itself now, where it cost the same
         after the pages: held to the end, it was in the build's memory (37 MB at 100,000
-        calls) and in every copy the page writers fork. Should a copy fail, no record is kept, and the next build reads
-        every file again, as after a crash."""
+        calls) and in every copy the page writers fork. Should a copy fail, no record
+        is kept, and the next build reads every file again, as after a crash."""
         copy = self.copy
         if copy is not None:  # the copy saves it once the listing is sent
             self.hashes = None
