@@ -136,3 +136,19 @@ def test_kept_bytes_give_back_what_was_added_whatever_the_sharing(files, whole_f
         assert sum(map(len, kept.buffers)) == sum(map(len, packed))
     finally:
         kept_bytes.WHOLE_FROM = old
+
+
+def test_artifacts_of_the_same_name_share_it(make_source):
+    from collections import defaultdict
+
+    from reportgen.load.artifacts import collect_artifacts
+    from reportgen.load.source import load_source
+
+    (run,) = load_source(make_source()).runs
+    by_name = defaultdict(list)
+    for bundle in collect_artifacts(run).values():
+        for artifact in bundle.files:
+            by_name[artifact.name].append(artifact.name)
+    repeated = [names for names in by_name.values() if len(names) > 1]
+    assert repeated  # the demo's calls hold files of the same names
+    assert all(name is names[0] for names in repeated for name in names)

@@ -70,7 +70,7 @@ def test_jobs_go_to_whichever_process_is_free(tmp_path):
         writer.run_tasks([partial(timed_page, writer, i, 0.6 if i == 0 else 0.01) for i in range(41)])
         folder = writer.commit()
     writers = [(folder / f"calls/{i}.html").read_text() for i in range(41)]
-    assert len(set(writers)) == 2  # both processes wrote pages
+    assert len(set(writers)) >= 2  # both processes wrote pages (a helper each window)
     assert writers.count(writers[0]) < 10  # the long job's process wrote few of the rest
 
 
@@ -104,7 +104,7 @@ def test_helpers_are_forked_anew_for_each_window_of_jobs(tmp_path, monkeypatch):
     import reportgen.write.version as version
 
     monkeypatch.setattr(version, "WINDOW_JOBS", 10)
-    assert version.window_jobs(95) == 10 and version.window_jobs(1600) == 100
+    assert version.window_jobs(95) == 10 and version.window_jobs(640) == 20 and version.window_jobs(3200) == 100
     with VersionWriter(tmp_path, "v1") as writer:
         writer.run_tasks([partial(page_by_pid, writer, i) for i in range(95)])
         folder = writer.commit()

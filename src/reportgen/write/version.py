@@ -300,13 +300,14 @@ class _Written:
 
 def window_jobs(n: int) -> int:
     """How many jobs a helper takes part in before it ends (see ``VersionWriter.run_tasks``):
-    a sixteenth of them, so that a helper holds copies of a sixteenth of the pages the
-    jobs read, and at least WINDOW_JOBS (forking a build of a million calls copies its
-    page tables, some tens of milliseconds, so a small report forks once)."""
-    return max(WINDOW_JOBS, -(-n // 16))
+    a thirty-second of them, so that a helper holds copies of a thirty-second of the
+    pages the jobs read (a sixteenth of a million calls' sheets was 400 MB), and at least
+    WINDOW_JOBS (forking a build of a million calls copies its page tables, some tens of
+    milliseconds; and a window's last job may leave the other process idle)."""
+    return max(WINDOW_JOBS, -(-n // 32))
 
 
-WINDOW_JOBS = 256
+WINDOW_JOBS = 32
 
 
 class _TaskQueue:
