@@ -7,10 +7,11 @@ from __future__ import annotations
 import gc
 import hashlib
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reportgen.errors import Collector
+from reportgen.errors import Collector, InputError
 from reportgen.load.calllog import read_log
 from reportgen.load.contents import read_run_files
 from reportgen.load.files import list_folder
@@ -152,3 +153,17 @@ def test_artifacts_of_the_same_name_share_it(make_source):
     repeated = [names for names in by_name.values() if len(names) > 1]
     assert repeated  # the demo's calls hold files of the same names
     assert all(name is names[0] for names in repeated for name in names)
+
+
+def test_file_bytes_let_go_of_are_read_again_and_not_kept(tmp_path):
+    (tmp_path / "a.txt").write_bytes(b"alpha")
+    (tmp_path / "b.txt").write_bytes(b"beta")
+    contents = read_run_files(tmp_path).data
+    assert contents.kept("a.txt") == b"alpha"
+    contents.let_go()
+    assert contents.kept("a.txt") is None
+    assert contents["a.txt"] == b"alpha" and contents["b.txt"] == b"beta"  # from the disk, checked
+    assert contents.kept("a.txt") is None and contents._read == {}
+    (tmp_path / "a.txt").write_bytes(b"omega")
+    with pytest.raises(InputError, match="changed while the build was running"):
+        contents["a.txt"]

@@ -225,6 +225,7 @@ class FileContents(Mapping[str, bytes]):
         self.root, self.sha256, self.sizes = root, sha256, sizes
         self.kept_bytes = kept if kept is not None else KeptBytes()  # what the listing read
         self._read: dict[str, bytes] = {}  # what was read since
+        self._keeps = True  # what is read is kept (until ``let_go``)
 
     def path(self, rel: str) -> str:
         """The absolute path of the listed file ``rel`` (KeyError for any other name)."""
@@ -242,7 +243,8 @@ class FileContents(Mapping[str, bytes]):
             if hashlib.sha256(data).hexdigest() != self.sha256[rel]:
                 raise InputError([Problem(path, 0, "", "this file changed while the build was "
                                           "running; build again once nothing is writing to the source")])
-            self._read[rel] = data
+            if self._keeps:
+                self._read[rel] = data
         return data
 
     def __iter__(self) -> Iterator[str]:
@@ -257,6 +259,11 @@ class FileContents(Mapping[str, bytes]):
     def kept(self, rel: str) -> bytes | None:
         """The bytes of ``rel`` if this listing read and kept them (None otherwise: nothing is read)."""
         return self.kept_bytes.get(rel)
+
+    def let_go(self) -> None:
+        """Let go of the bytes the listing kept and those read since: a later read goes to
+        the disk (checked against the sha256 again) and is not kept."""
+        self.kept_bytes, self._read, self._keeps = KeptBytes(), {}, False
 
     def unread(self) -> "FileContents":
         """The same files, none of their bytes kept (read again, and checked, when asked for)."""

@@ -28,12 +28,14 @@ from reportgen.pipeline.site_files import write_previous_diff, write_site_files
 from reportgen.pipeline.summary import BuildSummary, summary_of
 from reportgen.claims.make import build_claims
 from reportgen.load.artifacts import collect_artifacts
+from reportgen.load.contents import FileContents
 from reportgen.model.source import ValidatedSource
 from reportgen.render.narrative import Page, load_pages, render_pages
 from reportgen.render.pages import findings_index, render_version
 from reportgen.render.report import Report, RunReport
 from reportgen.render.shared import SheetsMade
 from reportgen.render.sheets import SHEET_CALLS
+from reportgen.render.text_runs import holds_drawings
 from reportgen.render.render_cache import RenderCache
 from reportgen.render.theme import claim_renderer, theme_environment
 from reportgen.write.version import VersionWriter
@@ -147,8 +149,20 @@ def _write_version(report: Report, out: Path, progress: Progress, code: str, she
                    processes: int) -> tuple[Path, VersionWriter]:
     with VersionWriter(out, report.source.config.version, processes) as writer:
         with progress.bar("pages", _count_pages(report)) as bar:
-            render_version(report, writer, tick=writer.ticks(lambda: bar.update(1)), code_key=code, known=sheets)
+            render_version(report, writer, tick=writer.ticks(lambda: bar.update(1)), code_key=code, known=sheets,
+                           sheets_written=partial(_let_go_of_file_bytes, report))
         return writer.commit(), writer
+
+
+def _let_go_of_file_bytes(report: Report) -> None:
+    """The bytes of the calls' files, let go of once the sheets that publish them are
+    written (500 MB at a million calls, held through the pages' writers otherwise).
+    Not for a run without drawings: its pages quote each call's first line, read from
+    its response."""
+    for run in report.runs:
+        contents = run.analysis.run.files.data if run.analysis.run.files is not None else None
+        if isinstance(contents, FileContents) and holds_drawings(run):
+            contents.let_go()
 
 
 def _remembered(report: Report, hashes: Mapping[str, str], n_sheets: int) -> Remembered:

@@ -37,7 +37,8 @@ def findings_index(report: Report) -> dict[str, tuple[str, Finding]]:
 
 
 def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] = lambda: None,
-                   code_key: str = "", known: SheetsMade | None = None) -> None:
+                   code_key: str = "", known: SheetsMade | None = None,
+                   sheets_written: Callable[[], None] = lambda: None) -> None:
     """Hand every file of the version to ``out`` as soon as it is made, so pages are
     never all held at once; ``tick`` is called once per page (progress bar).
 
@@ -45,7 +46,8 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
     and the call sheets, each rendered only when the store lacks it; then the version's
     own pages, which link to them. The many small jobs go to ``out.run_tasks``, which
     may share them between processes. ``known``: the sheets of earlier builds, by key
-    (see ``sheets.sheet_key``); the sheets this build makes are added to ``known.now``."""
+    (see ``sheets.sheet_key``); the sheets this build makes are added to ``known.now``.
+    ``sheets_written``: called once the sheets are, before the pages."""
     config = report.source.config
     env = theme_environment(report.source.root, config.theme)
     claims = {c.id: c for c in report.claims}
@@ -54,6 +56,7 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
         out.add(path, data)
     shared = write_shared(report, env, out, static, code_key,
                           SheetsMade() if known is None else known, tick)
+    sheets_written()
     findings = findings_index(report)
     nav_pages = [(p.page.name, p.page.title) for p in report.pages]
     common = dict(site=config, built_at=report.built_at, claims=claims, findings=findings,
