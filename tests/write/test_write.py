@@ -101,10 +101,10 @@ def page_by_pid(writer: VersionWriter, i: int) -> None:
 def test_helpers_are_forked_anew_for_each_window_of_jobs(tmp_path, monkeypatch):
     """A helper ends after its window (the pages it copied from the build go with it),
     and no job is lost or done twice where one window meets the next."""
-    import reportgen.write.version as version
+    import reportgen.write.task_queue as task_queue
 
-    monkeypatch.setattr(version, "WINDOW_JOBS", 10)
-    assert version.window_jobs(95) == 10 and version.window_jobs(640) == 20 and version.window_jobs(3200) == 100
+    monkeypatch.setattr(task_queue, "WINDOW_JOBS", 10)
+    assert task_queue.window_jobs(95) == 10 and task_queue.window_jobs(640) == 20 and task_queue.window_jobs(3200) == 100
     with VersionWriter(tmp_path, "v1") as writer:
         writer.run_tasks([partial(page_by_pid, writer, i) for i in range(95)])
         folder = writer.commit()

@@ -97,17 +97,15 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
     def evidence_page(key: str, run_id: str, service: str, ids: Sequence[str], supports: Sequence[Claim]) -> None:
         # Inside the task: which sheets hold the calls is worked out by whichever process writes the page.
         page(f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id, service=service, n_calls=len(ids),
-             supports=supports,
-             drawings=by_id[run_id].drawings,
+             supports=supports, drawings=by_id[run_id].drawings,
              **sheet_shares(by_id[run_id], service, [calls[(run_id, i)] for i in ids]))
 
     cited = claims_by_set(claim_evidence)
     for key, (run_id, service, ids) in evidence_sets.items():
         tasks.append(partial(evidence_page, key, run_id, service, ids, [claims[c] for c in cited.get(key, ())]))
-    # The claims: one small index (every id keeps its anchor there, linking onward) and
-    # a page per experiment.
+    # The claims: one small index (every id keeps its anchor there, linking onward) and a
+    # page per experiment. (A theme's own claims.html, written for the single page, still has what it had.)
     by_run = claims_by_run(report.claims)
-    # (A theme's own claims.html, written for the single page, still has what it had.)
     large.append(partial(page, "claims.html", "claims.html", runs=views, claims_of=by_run, claim_list=report.claims,
                          calls=calls, claim_evidence=claim_evidence, preview=EVIDENCE_PREVIEW))
     for view in views:

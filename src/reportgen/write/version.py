@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import re
 import secrets
@@ -31,6 +30,7 @@ from reportgen.fork import Forked, may_fork
 from reportgen.model.config import parse_timestamp
 
 from reportgen.write import anchors, store
+from reportgen.write.task_queue import TaskQueue, window_jobs
 
 MANIFEST_SCHEMA = "reportgen.manifest/2"
 
@@ -206,7 +206,7 @@ class VersionWriter:
             for task in tasks:
                 task()
             return
-        queue = _TaskQueue(tasks)
+        queue = TaskQueue(tasks)
         window = window_jobs(len(tasks))
         for end in range(window, len(tasks) + window, window):
             queue.end = min(end, len(tasks))
@@ -216,7 +216,7 @@ class VersionWriter:
                 return
             self._run_window(queue, n)
 
-    def _run_window(self, queue: _TaskQueue, n: int) -> None:
+    def _run_window(self, queue: TaskQueue, n: int) -> None:
         """Jobs up to ``queue.end``, taken by this process and ``n - 1`` helpers forked for them."""
         helpers: list[Forked[_Written]] = []
         try:
@@ -241,7 +241,7 @@ class VersionWriter:
             for helper in helpers:  # and are stopped
                 helper.stop()
 
-    def _helper(self, queue: _TaskQueue, parent: int) -> _Written:
+    def _helper(self, queue: TaskQueue, parent: int) -> _Written:
         """In a forked helper: take jobs until none is left in the window; what they wrote."""
         self.parent, self.hashes, self.stats = parent, {}, {}
         self.stored, self.notes, self.anchors = {}, {}, {}
@@ -296,42 +296,6 @@ class _Written:
     notes: dict[str, object]
     anchors: dict[str, anchors.PageAnchors]
     error: tuple[int, str, str | None] | None = None  # a system error (errno, message, path) that stopped it
-
-
-def window_jobs(n: int) -> int:
-    """How many jobs a helper takes part in before it ends (see ``VersionWriter.run_tasks``):
-    a thirty-second of them, so that a helper holds copies of a thirty-second of the
-    pages the jobs read (a sixteenth of a million calls' sheets was 400 MB), and at least
-    WINDOW_JOBS (forking a build of a million calls copies its page tables, some tens of
-    milliseconds; and a window's last job may leave the other process idle)."""
-    return max(WINDOW_JOBS, -(-n // 32))
-
-
-WINDOW_JOBS = 32
-
-
-class _TaskQueue:
-    """Jobs taken one at a time, in order, by the processes that share them, up to
-    ``end`` (the current window's): a counter in memory shared across fork (taking one
-    costs about two microseconds; a page, a few hundred)."""
-
-    def __init__(self, tasks: Sequence[Callable[[], None]]) -> None:
-        self.tasks = tasks
-        self.end = len(tasks)
-        self.next = multiprocessing.Value("q", 0)
-
-    def run(self) -> None:
-        while True:
-            with self.next.get_lock():
-                i = self.next.value
-                if i >= self.end:
-                    return
-                self.next.value = i + 1
-            self.tasks[i]()
-
-    def stop(self) -> None:
-        with self.next.get_lock():
-            self.next.value = len(self.tasks)
 
 
 def _write_file(root: Path, rel: str, data: bytes) -> tuple[int, int, int]:
