@@ -161,6 +161,8 @@ def test_welch_degenerate_samples_give_no_interval_and_no_test():
 @example(b=[0.0, 0.0], a=[0.0, 5.027422754993822e-125], level=0.8)
 # One sample of equal values: only the other's spread counts (df = its n - 1).
 @example(b=[0.0, 1.0], a=[1.0, 1.0], level=0.8)
+# A spread whose variance's square underflows in SciPy's formula, though ours does not.
+@example(b=[0.0, 0.0], a=[0.0, 0.0, 8.218009412889157e-153], level=0.8)
 def test_welch_agrees_with_scipy_and_its_interval_inverts_its_test(b, a, level):
     result = stats.welch_difference(b, a, level)
     if not result.difference.warnings:
@@ -168,8 +170,13 @@ def test_welch_agrees_with_scipy_and_its_interval_inverts_its_test(b, a, level):
             # SciPy flags a sample of equal values ('precision loss ... nearly identical')
             # though its variance is exactly zero; a real loss would fail the comparisons.
             warnings.filterwarnings("ignore", "Precision loss", RuntimeWarning)
-            oracle = sps.ttest_ind(b, a, equal_var=False)
-        low, high = oracle.confidence_interval(level)
+            # Asked of the scores scaled up by a power of two (exact, and the test is scale
+            # free) when they are small: SciPy's df formula squares the variances, and
+            # those of a tiny spread underflow to zero (b=[0, 0], a=[0, 0, 8e-153]).
+            scale = max(abs(x) for x in (*b, *a))
+            k = 2.0 ** -math.frexp(scale)[1] if 0 < scale < 1 else 1.0
+            oracle = sps.ttest_ind([x * k for x in b], [x * k for x in a], equal_var=False)
+        low, high = (bound / k for bound in oracle.confidence_interval(level))
         assert result.test.p_value == pytest.approx(oracle.pvalue, abs=1e-9)
         assert result.difference.low == pytest.approx(low, rel=1e-9, abs=1e-9)
         assert result.difference.high == pytest.approx(high, rel=1e-9, abs=1e-9)
