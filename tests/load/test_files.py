@@ -119,3 +119,50 @@ def test_a_plain_relative_path_is_checked_as_its_parts_say(rel):
     by_parts = (not rel.startswith("/") and "\\" not in rel and ":" not in rel
                 and all(part not in ("", ".", "..") for part in rel.split("/")))
     assert _plain_relative(rel) == by_parts
+
+
+_NAMES = st.text(alphabet="ab-.0_", min_size=1, max_size=3).filter(lambda n: n not in (".", ".."))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(_NAMES, min_size=1, max_size=3), min_size=1, max_size=12))
+def test_files_come_in_the_order_of_sorted_paths_however_the_tree_is_named(tmp_path_factory, paths):
+    """Folder by folder, by name, is the order of sorted Paths: "a/b" before "a-b" and
+    "a.txt" (as Paths compare parts), whatever the names and depths."""
+    from pathlib import PurePosixPath
+
+    root = tmp_path_factory.mktemp("tree")
+    made: set[str] = set()
+    for parts in paths:
+        target = root.joinpath(*parts)
+        if any(str(PurePosixPath(*parts[:i])) in made for i in range(1, len(parts) + 1)) or target.exists():
+            continue  # a file where a folder would go, or the other way round
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(b"x")
+        made.add(str(PurePosixPath(*parts)))
+    listed = [rel for rel, _ in list_folder(root, with_stat=True).files]
+    assert listed == [p.as_posix() for p in sorted(PurePosixPath(m) for m in made)]
+
+
+@given(st.lists(st.tuples(st.integers(0, 2**64 - 1), st.integers(-2**63, 2**63 - 1),
+                          st.integers(-2**63, 2**63 - 1), st.integers(0, 2**64 - 1)), max_size=20))
+def test_file_stamps_give_back_each_file_s_numbers(stamps):
+    from reportgen.load.files import FileStamp, FileStamps
+
+    kept = FileStamps()
+    for size, mtime, ctime, inode in stamps:
+        kept.append(FileStamp(size, mtime, ctime, inode))
+    assert len(kept) == len(stamps) and list(kept) == stamps
+    assert [kept[i] for i in range(-len(stamps), len(stamps))] == stamps + stamps
+    assert kept[1:3] == stamps[1:3] and list(kept.sizes()) == [s[0] for s in stamps]
+    assert all(kept[i].st_ino == s[3] and kept[i].st_mtime_ns == s[1] for i, s in enumerate(stamps))
+
+
+def test_a_listing_stamps_each_file_as_its_lstat_does(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f.txt").write_bytes(b"abc")
+    (tmp_path / "g.txt").write_bytes(b"")
+    listing = list_folder(tmp_path, with_stat=True)
+    for (rel, path), stamp in zip(listing.files, listing.stats):
+        st = os.lstat(path)
+        assert tuple(stamp) == (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)

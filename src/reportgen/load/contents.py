@@ -26,7 +26,7 @@ from pathlib import Path
 
 from reportgen.errors import InputError, Problem
 from reportgen.load.artifacts import artifact_kind
-from reportgen.load.files import FolderNames, entry_prefix, list_folder, read_bytes
+from reportgen.load.files import FolderNames, Stamp, entry_prefix, list_folder, read_bytes
 from reportgen.load.kept_bytes import KeptBytes
 from reportgen.model.source import RunFiles
 
@@ -64,7 +64,7 @@ class FileHashes:
         """The number of files this build's record keeps."""
         return len(self.now) + sum(len(made.rels) for made in self.made.values())
 
-    def get(self, path: str, st: os.stat_result) -> str | None:
+    def get(self, path: str, st: Stamp) -> str | None:
         """The recorded sha256 of the file at ``path`` when ``st`` matches its record: what
         ``HashedFile.parse`` of its line and ``matches(st)`` would say, found by comparing
         the line as read, without parsing it (a rebuild asks this of every file, 200,000
@@ -82,11 +82,11 @@ class FileHashes:
         self.entries = {}
         self.folders.folders = {}
 
-    def put(self, path: str, st: os.stat_result, sha: str) -> None:
+    def put(self, path: str, st: Stamp, sha: str) -> None:
         if _settled(st):
             self.now[path] = HashedFile.of(st, sha).line()
 
-    def put_below(self, root: str, rel: str, st: os.stat_result, sha: str) -> None:
+    def put_below(self, root: str, rel: str, st: Stamp, sha: str) -> None:
         """``put`` for the file ``rel`` (``/``-separated) that a walk of ``root`` listed. A
         first build hashes every file, 200,000 for 100,000 calls: its record is held as
         numbers and the two strings the build keeps anyway (the name and the sha256), and
@@ -152,7 +152,7 @@ _FOLDERS = "folders\t"
 SHA256_CHARS = 64
 
 
-def _settled(st: os.stat_result) -> bool:
+def _settled(st: Stamp) -> bool:
     """Whether a file last changed long enough ago for its record to be kept (RACY_SECONDS)."""
     return max(st.st_mtime_ns, st.st_ctime_ns) < (time.time() - RACY_SECONDS) * 1e9
 
@@ -186,10 +186,10 @@ class HashedFile:
     sha256: str
 
     @classmethod
-    def of(cls, st: os.stat_result, sha256: str) -> "HashedFile":
+    def of(cls, st: Stamp, sha256: str) -> "HashedFile":
         return cls(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, sha256)
 
-    def matches(self, st: os.stat_result) -> bool:
+    def matches(self, st: Stamp) -> bool:
         """Whether the file ``st`` describes still has this record's size, times and inode."""
         return (self.size, self.mtime_ns, self.ctime_ns, self.inode) == (st.st_size, st.st_mtime_ns,
                                                                          st.st_ctime_ns, st.st_ino)
@@ -299,12 +299,14 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
     known = hashes.folders if hashes is not None else None  # recorded hashes and names go by absolute path
     root = os.path.abspath(folder)
     listing = list_folder(root, with_stat=True, known=known, settled_before=time.time() - RACY_SECONDS)
-    sha256: dict[str, str] = {}
-    sizes: dict[str, int] = {}
+    assert listing.stats is not None, "asked for with_stat"
+    # Keyed in listed order, as every reader of the folder expects it, before the SVGs
+    # are hashed first: no copy of either mapping to put it back in order.
+    sizes: dict[str, int] = dict(zip((rel for rel, _ in listing.files), listing.stats.sizes()))
+    sha256: dict[str, str] = dict.fromkeys(sizes, "")
     read = KeptBytes()  # a content many calls share (a drawing) is kept once
 
-    def hashed(rel: str, path: str, st: os.stat_result) -> None:
-        sizes[rel] = st.st_size
+    def hashed(rel: str, path: str, st: Stamp) -> None:
         known = hashes.get(path, st) if hashes is not None else None
         if known is None:
             data = read_bytes(path)
@@ -314,21 +316,16 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
                 hashes.put_below(root, rel, st, known)
         sha256[rel] = known
 
-    assert listing.stats is not None, "asked for with_stat"
-    entries = list(zip(listing.files, listing.stats))
     drawn = [artifact_kind(rel) == "svg" for rel, _ in listing.files]
-    for ((rel, path), st), svg in zip(entries, drawn):
+    for (rel, path), st, svg in zip(listing.files, listing.stats, drawn):
         if svg:
             hashed(rel, path, st)
     if drawings is not None and read:  # new or changed drawings: an earlier build rendered the others
-        drawings(RunFiles(FileContents(root, dict(sha256), dict(sizes), read.share()), frozenset(), (),
-                          dict(sha256)))
-    for ((rel, path), st), svg in zip(entries, drawn):
+        svgs = {rel: sha256[rel] for rel, svg in zip(sha256, drawn) if svg}
+        drawings(RunFiles(FileContents(root, svgs, {rel: sizes[rel] for rel in svgs}, read.share()), frozenset(), (),
+                          svgs))
+    for (rel, path), st, svg in zip(listing.files, listing.stats, drawn):
         if not svg:
             hashed(rel, path, st)
-    # In listed order, as every reader of the folder expects it.
-    order = [rel for (rel, _), _ in entries]
-    sha256 = {rel: sha256[rel] for rel in order}
-    sizes = {rel: sizes[rel] for rel in order}
     return RunFiles(FileContents(root, sha256, sizes, read.done()), frozenset(listing.dirs),
                     tuple(rel for rel, _ in listing.links), sha256)

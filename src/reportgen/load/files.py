@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 import re
 import stat
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, NamedTuple, Protocol, overload
 
 from reportgen.model.source import RunFiles
 
@@ -47,6 +49,66 @@ def _plain_relative(rel: str) -> bool:
             and "/../" not in wrapped)
 
 
+class Stamp(Protocol):
+    """What a build reads of a file's lstat: enough to tell the file unchanged."""
+
+    @property
+    def st_size(self) -> int: ...
+    @property
+    def st_mtime_ns(self) -> int: ...
+    @property
+    def st_ctime_ns(self) -> int: ...
+    @property
+    def st_ino(self) -> int: ...
+
+
+class FileStamp(NamedTuple):
+    st_size: int
+    st_mtime_ns: int
+    st_ctime_ns: int
+    st_ino: int
+
+
+class FileStamps(Sequence[FileStamp]):
+    """Each listed file's ``Stamp``, as four numbers: an os.stat_result with the numbers
+    it holds is some 500 bytes, a gigabyte for the files of a million calls held from
+    the walk to the end of the listing."""
+
+    def __init__(self) -> None:
+        self.sizes_inodes = array("Q")
+        self.times = array("q")  # modification and change times, ns (before 1970: negative)
+
+    def append(self, st: Stamp) -> None:
+        self.sizes_inodes.extend((st.st_size, st.st_ino))
+        self.times.extend((st.st_mtime_ns, st.st_ctime_ns))
+
+    def __len__(self) -> int:
+        return len(self.times) // 2
+
+    def __iter__(self) -> Iterator[FileStamp]:
+        sizes_inodes, times = self.sizes_inodes, self.times
+        for i in range(0, len(times), 2):
+            yield FileStamp(sizes_inodes[i], times[i], times[i + 1], sizes_inodes[i + 1])
+
+    def sizes(self) -> Iterator[int]:
+        """Each file's size, in order."""
+        return iter(self.sizes_inodes[::2])
+
+    @overload
+    def __getitem__(self, i: int) -> FileStamp: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[FileStamp]: ...
+
+    def __getitem__(self, i: int | slice) -> FileStamp | Sequence[FileStamp]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        i %= len(self)
+        sizes_inodes, times = self.sizes_inodes, self.times
+        return FileStamp(sizes_inodes[2 * i], times[2 * i], times[2 * i + 1], sizes_inodes[2 * i + 1])
+
+
 @dataclass(frozen=True)
 class Listing:
     """A folder as the one walker sees it. Paths are relative, '/'-separated; files in
@@ -56,7 +118,7 @@ class Listing:
     files: list[tuple[str, str]]  # (relative path, path) of each regular file
     dirs: list[str]
     links: list[tuple[str, str]]  # (relative path, path) of each symbolic link
-    stats: list[os.stat_result] | None = None  # of each file, in the order of ``files``, when asked for
+    stats: FileStamps | None = None  # of each file, in the order of ``files``, when asked for
 
 
 class FolderNames:
@@ -118,37 +180,46 @@ def list_folder(folder: Path | str, with_stat: bool = False, known: FolderNames 
     earlier walk found, taken for each folder whose times have not moved since, and
     where this walk's are recorded (those of folders changed before ``settled_before``,
     a time.time())."""
-    files: list[tuple[tuple[str, ...], str, os.stat_result | None]] = []
+    files: list[tuple[str, str]] = []
+    stats = FileStamps()
     dirs: list[str] = []
     links: list[tuple[str, str]] = []
 
-    def walk(directory: str, prefix: tuple[str, ...], st: os.stat_result | None) -> None:
+    def walk(directory: str, prefix: str, st: os.stat_result | None) -> None:
         recorded = known.get(directory, st) if known is not None and st is not None else None
         entries = _looked_at(directory, recorded) if recorded is not None else None
         if entries is None:
             entries = _read_folder(directory, with_stat, known is not None)
             if known is not None and st is not None:
                 known.put(directory, st, [[e[0] for e in entries if e[1] == kind] for kind in "fdl"], settled_before)
+        # Each folder's entries by name, a folder's own before the next name's: the files
+        # come out in the order of sorted Paths, with no sort of them all (and no key per
+        # file: at a million calls those keys and the list sorted were a gigabyte).
+        entries.sort(key=_name)
         for name, kind, entry_st, path in entries:
-            parts = (*prefix, name)
+            rel = prefix + name
             if kind == "l":
-                links.append(("/".join(parts), path))
+                links.append((rel, path))
             elif kind == "d":
-                dirs.append("/".join(parts))
-                walk(path, parts, entry_st)
+                dirs.append(rel)
+                walk(path, rel + "/", entry_st)
             else:
-                files.append((parts, path, entry_st if with_stat else None))
+                files.append((rel, path))
+                if with_stat:
+                    stats.append(entry_st)  # type: ignore[arg-type]  # taken when asked for (an lstat)
 
     root = str(folder)
     try:
-        walk(root, (), os.stat(root) if known is not None else None)  # the folder itself may be reached by a link
+        walk(root, "", os.stat(root) if known is not None else None)  # the folder itself may be reached by a link
     finally:
         # A recursive closure is a reference cycle (walk -> its cell -> walk): with the
         # collector paused for the build, it would keep every file's lstat to the end.
         del walk
-    files.sort(key=lambda item: item[0])
-    return Listing([("/".join(parts), path) for parts, path, _ in files], dirs, sorted(links),
-                   [st for _, _, st in files if st is not None] if with_stat else None)
+    return Listing(files, dirs, sorted(links), stats if with_stat else None)
+
+
+def _name(entry: tuple[str, str, os.stat_result | None, str]) -> str:
+    return entry[0]
 
 
 # (name, "f" | "d" | "l", its lstat when taken, its path)
