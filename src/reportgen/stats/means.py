@@ -46,22 +46,26 @@ def welch_difference(b: ArrayLike, a: ArrayLike, confidence_level: float = 0.95)
     if nb < 2 or na < 2:
         # A sample of one has no spread to estimate: no interval, no test.
         return _undefined(mean, level, FEW_SCORES)
-    vb, va = float(np.var(b_arr, ddof=1)), float(np.var(a_arr, ddof=1))
-    se = math.sqrt(vb / nb + va / na)
     # Relative to the data's own scale (no floor in fixed units): multiplying every
-    # score by 1e12 or 1e-12 changes nothing.
+    # score by 1e12 or 1e-12 changes nothing. Scores below one are worked out scaled up
+    # by a power of two (exact) to the order of one: the variance of a tiny spread
+    # (0 and 1e-161) is otherwise subnormal, and its few bits moved p by 0.005.
     scale = max(float(np.max(np.abs(b_arr))), float(np.max(np.abs(a_arr))))
+    up = 2.0 ** -math.frexp(scale)[1] if 0 < scale < 1 else 1.0
+    vb, va = float(np.var(b_arr * up, ddof=1)), float(np.var(a_arr * up, ddof=1))
+    se = math.sqrt(vb / nb + va / na) / up
     if se <= 64 * np.finfo(float).eps * scale:
         # Every score equal within each service: the spread is zero up to rounding.
         return _undefined(mean, level, ALL_TIES_WELCH, zero_width=True)
     # Welch–Satterthwaite df from each sample's share of the variance: the textbook form
     # squares variances, which underflow to zero for tiny but nonzero spreads.
-    share_b, share_a = (vb / nb) / se**2, (va / na) / se**2
+    se_up = se * up
+    share_b, share_a = (vb / nb) / se_up**2, (va / na) / se_up**2
     df = 1.0 / (share_b**2 / (nb - 1) + share_a**2 / (na - 1))
     from scipy.stats import t as student_t  # when computed: see reportgen.stats
 
-    half = float(student_t.ppf(0.5 + level / 2.0, df)) * se
-    t_stat = mean / se
+    half = float(student_t.ppf(0.5 + level / 2.0, df)) * se_up / up
+    t_stat = mean * up / se_up
     p = float(min(1.0, 2.0 * student_t.sf(abs(t_stat), df)))
     difference = Estimate(mean, mean - half, mean + half, level, "welch-t", WELCH_ASSUMPTIONS, p_value=p)
     test = TestResult(p, t_stat, "t", "welch-t", assumptions=WELCH_ASSUMPTIONS)
