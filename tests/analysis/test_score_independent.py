@@ -165,6 +165,8 @@ def test_welch_degenerate_samples_give_no_interval_and_no_test():
 @example(b=[0.0, 0.0], a=[0.0, 0.0, 8.218009412889157e-153], level=0.8)
 # A spread whose variance is subnormal: worked out as it stands, p was 0.505 for 0.5.
 @example(b=[0.0, 0.0], a=[0.0, 9.78120260996695e-162], level=0.8)
+# A subnormal score: scaled up by a power of two it is exact (2.0 ** 1032 would overflow).
+@example(b=[0.0, 0.0], a=[0.0, 2.225073858507e-311], level=0.8)
 def test_welch_agrees_with_scipy_and_its_interval_inverts_its_test(b, a, level):
     result = stats.welch_difference(b, a, level)
     if not result.difference.warnings:
@@ -176,9 +178,10 @@ def test_welch_agrees_with_scipy_and_its_interval_inverts_its_test(b, a, level):
             # free) when they are small: SciPy's df formula squares the variances, and
             # those of a tiny spread underflow to zero (b=[0, 0], a=[0, 0, 8e-153]).
             scale = max(abs(x) for x in (*b, *a))
-            k = 2.0 ** -math.frexp(scale)[1] if 0 < scale < 1 else 1.0
-            oracle = sps.ttest_ind([x * k for x in b], [x * k for x in a], equal_var=False)
-        low, high = (bound / k for bound in oracle.confidence_interval(level))
+            shift = -math.frexp(scale)[1] if 0 < scale < 1 else 0
+            oracle = sps.ttest_ind([math.ldexp(x, shift) for x in b], [math.ldexp(x, shift) for x in a],
+                                   equal_var=False)
+        low, high = (math.ldexp(bound, -shift) for bound in oracle.confidence_interval(level))
         assert result.test.p_value == pytest.approx(oracle.pvalue, abs=1e-9)
         assert result.difference.low == pytest.approx(low, rel=1e-9, abs=1e-9)
         assert result.difference.high == pytest.approx(high, rel=1e-9, abs=1e-9)

@@ -48,26 +48,30 @@ def welch_difference(b: ArrayLike, a: ArrayLike, confidence_level: float = 0.95)
         return _undefined(mean, level, FEW_SCORES)
     # Relative to the data's own scale (no floor in fixed units): multiplying every
     # score by 1e12 or 1e-12 changes nothing. Scores below one are worked out scaled up
-    # by a power of two (exact) to the order of one: the variance of a tiny spread
-    # (0 and 1e-161) is otherwise subnormal, and its few bits moved p by 0.005.
+    # by a power of two (exact, even for a subnormal score) to the order of one, and the
+    # results scaled back: the variance of a tiny spread (0 and 1e-161) is otherwise
+    # subnormal, and its few bits moved p by 0.005.
     scale = max(float(np.max(np.abs(b_arr))), float(np.max(np.abs(a_arr))))
-    up = 2.0 ** -math.frexp(scale)[1] if 0 < scale < 1 else 1.0
-    vb, va = float(np.var(b_arr * up, ddof=1)), float(np.var(a_arr * up, ddof=1))
-    se = math.sqrt(vb / nb + va / na) / up
-    if se <= 64 * np.finfo(float).eps * scale:
+    shift = -math.frexp(scale)[1] if 0 < scale < 1 else 0
+    b_up, a_up = np.ldexp(b_arr, shift), np.ldexp(a_arr, shift)
+    mean_up = float(np.mean(b_up) - np.mean(a_up))
+    mean = math.ldexp(mean_up, -shift)
+    vb, va = float(np.var(b_up, ddof=1)), float(np.var(a_up, ddof=1))
+    se_up = math.sqrt(vb / nb + va / na)
+    if se_up <= 64 * np.finfo(float).eps * math.ldexp(scale, shift):
         # Every score equal within each service: the spread is zero up to rounding.
         return _undefined(mean, level, ALL_TIES_WELCH, zero_width=True)
     # Welch–Satterthwaite df from each sample's share of the variance: the textbook form
     # squares variances, which underflow to zero for tiny but nonzero spreads.
-    se_up = se * up
     share_b, share_a = (vb / nb) / se_up**2, (va / na) / se_up**2
     df = 1.0 / (share_b**2 / (nb - 1) + share_a**2 / (na - 1))
     from scipy.stats import t as student_t  # when computed: see reportgen.stats
 
-    half = float(student_t.ppf(0.5 + level / 2.0, df)) * se_up / up
-    t_stat = mean * up / se_up
+    half_up = float(student_t.ppf(0.5 + level / 2.0, df)) * se_up
+    t_stat = mean_up / se_up
     p = float(min(1.0, 2.0 * student_t.sf(abs(t_stat), df)))
-    difference = Estimate(mean, mean - half, mean + half, level, "welch-t", WELCH_ASSUMPTIONS, p_value=p)
+    low, high = math.ldexp(mean_up - half_up, -shift), math.ldexp(mean_up + half_up, -shift)
+    difference = Estimate(mean, low, high, level, "welch-t", WELCH_ASSUMPTIONS, p_value=p)
     test = TestResult(p, t_stat, "t", "welch-t", assumptions=WELCH_ASSUMPTIONS)
     return MeanComparison(difference, test)
 
