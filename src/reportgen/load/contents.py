@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import time
-from array import array
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
@@ -26,7 +25,7 @@ from pathlib import Path
 
 from reportgen.errors import InputError, Problem
 from reportgen.load.artifacts import artifact_kind
-from reportgen.load.files import FolderNames, Stamp, entry_prefix, list_folder, read_bytes
+from reportgen.load.files import FileStamps, FolderNames, Stamp, entry_prefix, list_folder, read_bytes
 from reportgen.load.kept_bytes import KeptBytes
 from reportgen.model.source import RunFiles
 
@@ -95,10 +94,9 @@ class FileHashes:
         if _settled(st):
             made = self.made.get(root)
             if made is None:
-                made = self.made[root] = _MadeBelow([], array("Q"), array("q"), [])
+                made = self.made[root] = _MadeBelow([], FileStamps(), [])
             made.rels.append(rel)
-            made.sizes_inodes.extend((st.st_size, st.st_ino))
-            made.times.extend((st.st_mtime_ns, st.st_ctime_ns))
+            made.stamps.append(st)
             made.shas.append(sha)
 
     def lines(self) -> Iterator[tuple[str, str]]:
@@ -108,10 +106,9 @@ class FileHashes:
         yield from self.now.items()
         for root, made in self.made.items():
             start = entry_prefix(root)  # as the walk names the file: the next build looks it up so
-            for i, rel in enumerate(made.rels):
+            for rel, st, sha in zip(made.rels, made.stamps, made.shas):
                 path = start + (rel if os.sep == "/" else rel.replace("/", os.sep))
-                size, inode = made.sizes_inodes[2 * i], made.sizes_inodes[2 * i + 1]
-                yield path, _stamp(size, made.times[2 * i], made.times[2 * i + 1], inode) + made.shas[i]
+                yield path, _stamp(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) + sha
 
     def to_text(self) -> str:
         return b"".join(self.text_pieces()).decode("utf-8")
@@ -160,11 +157,10 @@ def _settled(st: Stamp) -> bool:
 @dataclass(frozen=True, slots=True)
 class _MadeBelow:
     """The files of one listed folder that this build hashed: names and sha256s as the
-    build holds them, sizes and inodes, then the two times of each, in pairs."""
+    build holds them, and each file's stamp as four numbers."""
 
     rels: list[str]
-    sizes_inodes: array
-    times: array
+    stamps: FileStamps
     shas: list[str]
 
 

@@ -10,9 +10,10 @@ from typing import Callable, Sequence
 def window_jobs(n: int) -> int:
     """How many jobs a helper takes part in before it ends (see
     ``write.version.VersionWriter.run_tasks``): a thirty-second of them, so that a helper
-    holds copies of a thirty-second of the pages the jobs read (a sixteenth of a million calls' sheets was 400 MB), and at least
-    WINDOW_JOBS (forking a build of a million calls copies its page tables, some tens of
-    milliseconds; and a window's last job may leave the other process idle)."""
+    holds copies of a thirty-second of the pages the jobs read (a sixteenth of a million
+    calls' sheets was 400 MB), and at least WINDOW_JOBS (forking a build of a million
+    calls copies its page tables, some tens of milliseconds; and a window's last job may
+    leave the other process idle)."""
     return max(WINDOW_JOBS, -(-n // 32))
 
 
