@@ -11,16 +11,19 @@ import pytest
 
 import reportgen.fork as fork
 import reportgen.pipeline.audit_apart as audit_apart
+import reportgen.pipeline.source_reading as source_reading
 from reportgen.errors import AuditError
 from reportgen.pipeline.pipeline import build_site
-from reportgen.pipeline.runner import ParallelRunner, Tuning
+from reportgen.pipeline.runner import ParallelRunner, SequentialRunner, Tuning
 from tests.conftest import default_rows
 
 # One step apart at a time; the pages written by the build's process alone (their
 # writers are forked copies too, which the counts below would see).
-AUDIT_APART = ParallelRunner(Tuning(audit_apart_calls=1, processes=1))
-LISTED_APART = ParallelRunner(Tuning(list_apart_bytes=1, processes=1))
-STEPS_AND_LISTING_APART = ParallelRunner(Tuning(list_apart_bytes=1, step_apart_size=1, processes=1))
+# The copy that reads the source ahead is left out: these count the others (it has tests of its own).
+AUDIT_APART = ParallelRunner(Tuning(audit_apart_calls=1, processes=1, read_ahead=False))
+LISTED_APART = ParallelRunner(Tuning(list_apart_bytes=1, processes=1, read_ahead=False))
+STEPS_AND_LISTING_APART = ParallelRunner(Tuning(list_apart_bytes=1, step_apart_size=1, processes=1,
+                                                read_ahead=False))
 
 
 def _rows_with_findings():
@@ -249,3 +252,46 @@ def test_a_drawn_run_s_file_bytes_are_let_go_of_once_its_sheets_are_written(make
     monkeypatch.setattr(pages, "write_shared", lambda *a, **k: (write_shared(*a, **k), events.append("sheets"))[0])
     build_site(source, tmp_path / "site", cache=tmp_path / "cache", runner=SequentialRunner())
     assert events[events.index("sheets"):] == (["sheets", "let go"] if drawn else ["sheets"])
+
+
+def _read_ahead_copies(monkeypatch) -> list[tuple[bool, int | None]]:
+    """(whether it reads the files' bytes, its pid) of each copy that reads the source ahead."""
+    made: list[tuple[bool, int | None]] = []
+    real = fork.Forked.__init__
+
+    def recorded(self, step, then=None, report=False):
+        real(self, step, then, report)
+        if getattr(step, "func", None) is source_reading.read_ahead:
+            made.append((step.keywords.get("contents", step.args[1:2] == (True,)), self.pid))
+
+    monkeypatch.setattr(fork.Forked, "__init__", recorded)
+    return made
+
+
+def test_the_source_is_read_ahead_by_a_copy_gone_once_the_build_has_read_it(make_source, tmp_path, monkeypatch):
+    """A first build has every file read ahead, bytes and all; a rebuild, whose record
+    spares it reading the files, only their metadata. The copy is reaped as soon as the
+    build has the source (it waits for nothing it does), and the site is the same."""
+    import os
+
+    copies = _read_ahead_copies(monkeypatch)
+    seen: list[tuple[bool, int | None]] = []  # the copy of each build, once it has the source
+    real_snapshot = source_reading.SourceReading.snapshot
+
+    def snapshot(self):
+        first = not self.read
+        done = real_snapshot(self)
+        if first:  # the source read: the copy reaped by now, not a child of the build any more
+            seen.append(copies[-1])
+            with pytest.raises(ChildProcessError):
+                os.waitpid(copies[-1][1], os.WNOHANG)
+        return done
+
+    monkeypatch.setattr(source_reading.SourceReading, "snapshot", snapshot)
+    _two_versions(make_source, tmp_path / "site", tmp_path / "cache")
+    assert [contents for contents, pid in copies if pid is not None] == [True, False]
+    assert len(seen) == 2
+    _two_versions(make_source, tmp_path / "alone", tmp_path / "cache-alone", SequentialRunner())
+    for version in ("v1", "v2"):
+        assert _files(tmp_path / "site" / version) == _files(tmp_path / "alone" / version)
+    assert len(copies) == 2  # the sequential runner reads nothing ahead

@@ -2,6 +2,8 @@
 
 Every place where the build may work on more than one core asks its runner:
 
+- the source folder read ahead of the build, from its far end, by a forked copy
+  (``source_reading``);
 - the listing of the source folder, by a forked copy, while the logs are parsed
   (``source_reading``);
 - the audit of a large run, by a forked copy, while the run is analysed (``audit_apart``);
@@ -46,6 +48,7 @@ class Tuning:
     processes: int | None = None  # page writers and SVG renderers; None: one per core
     render_seconds: float = 3600.0  # the build's time for all its drawings (past it: said, drawn next build)
     render_batch_max: int = 32  # SVGs handed to a render worker at a time, at most
+    read_ahead: bool = True  # a forked copy reads the source from its far end (a process, whatever its size)
 
 
 class Runner(Protocol):
@@ -66,6 +69,9 @@ class Runner(Protocol):
 
     @property
     def render_tuning(self) -> Tuning: ...  # the render budget and batch size
+
+    @property
+    def reads_ahead(self) -> bool: ...  # whether a forked copy reads the source ahead of the build
 
 
 class ParallelRunner:
@@ -97,6 +103,10 @@ class ParallelRunner:
     def render_tuning(self) -> Tuning:
         return self.tuning
 
+    @property
+    def reads_ahead(self) -> bool:
+        return self.tuning.read_ahead
+
 
 class SequentialRunner:
     """Everything in the build's own process, in order (SVGs are still rendered in a
@@ -124,6 +134,10 @@ class SequentialRunner:
     @property
     def render_tuning(self) -> Tuning:
         return Tuning(processes=1)
+
+    @property
+    def reads_ahead(self) -> bool:
+        return False
 
 
 class _InPlace(Executor):

@@ -1,6 +1,10 @@
 """Reading the source for a build: every file listed and hashed (against the record of
 the source's files an earlier build left, see load.contents), and every log parsed.
 
+A source's files are read ahead by a forked copy, from the far end of the folder (see
+``load.read_ahead``): when they are not in the system's memory, the build meets that
+copy half way and finds the rest read.
+
 A rebuild of a large source finds most of its files as recorded, yet listing them takes
 one lstat each (270,000 for 100,000 calls), and parsing the log's rows as long again,
 each on one core. When the record is large enough for it to pay, a forked copy of the
@@ -14,11 +18,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from reportgen.fork import Forked
 from reportgen.pipeline.incremental import file_hashes_size, load_file_hashes, save_file_hashes
 from reportgen.load.contents import FileContents, FileHashes
+from reportgen.load.read_ahead import read_ahead
 from reportgen.load.source import read_source
 from reportgen.model.source import RunFiles, SourceSnapshot
 from reportgen.pipeline.runner import Runner, start_apart
@@ -40,7 +46,9 @@ class SourceReading:
         self.copy: Forked[SourceSnapshot | None] | None = None
         self.done: SourceSnapshot | None = None
         self.read = False
-        if runner.lists_apart(file_hashes_size(cache, source)):
+        record_bytes = file_hashes_size(cache, source)
+        self.ahead = self._read_ahead(record_bytes == 0)
+        if runner.lists_apart(record_bytes):
             self.copy = Forked(self._listed, then=self._save)
             copies.callback(self.copy.close)  # a failed build waits for it: it saves the record whole
         else:
@@ -59,7 +67,19 @@ class SourceReading:
                 self.copy = None  # not listed apart, or the copy failed: read here
                 self.done = self._read(self.drawings)
             self.read = True
+            if self.ahead is not None:
+                self.ahead.stop()  # done with, or behind the build: of no more use
         return self.done
+
+    def _read_ahead(self, contents: bool) -> Forked[int] | None:
+        """A forked copy reading the experiments ahead of the build, from their far end
+        (see ``load.read_ahead``): their files' bytes too when the build is to read them
+        all (``contents``: there is no record of their hashes)."""
+        if not self.runner.reads_ahead:
+            return None
+        ahead = Forked(partial(read_ahead, str(self.source / "experiments"), contents))
+        self.copies.callback(ahead.stop)
+        return ahead
 
     def saving(self) -> Callable[[], object]:
         """The record of the files read, being saved; the function that finishes it.
