@@ -195,3 +195,27 @@ def test_the_record_s_lines_are_made_as_they_are_written(tmp_path, settled, monk
     first = next(pieces)
     assert first.count(b"\n") == 2 and len(made) == 2
     assert len(b"".join(pieces).split(b"\n")) > 8 and len(made) == 10
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")), max_size=6), st.integers(0, 7),
+       st.data())
+def test_a_cache_file_read_a_line_at_a_time_is_checked_as_when_read_whole(tmp_path_factory, lines, taken, data):
+    """``recall_parsed`` gives what ``recall`` gives, split in lines, when the file is whole,
+    however few of the lines the parser reads; None when a byte of it changed."""
+    from itertools import islice
+
+    from reportgen.pipeline.incremental import keep, recall, recall_parsed
+
+    path = tmp_path_factory.mktemp("cache") / "record.txt"
+    body = b"".join(line + b"\n" for line in lines)
+    assert keep(path, body) is None
+    assert recall_parsed(path, lambda read: b"".join(read)) == recall(path) == body
+    assert recall_parsed(path, lambda read: list(islice(read, taken))) == [line + b"\n" for line in lines][:taken]
+    raw = bytearray(path.read_bytes())
+    at = data.draw(st.integers(0, len(raw) - 1))
+    raw[at] ^= data.draw(st.integers(1, 255))
+    path.write_bytes(bytes(raw))
+    assert recall_parsed(path, lambda read: list(islice(read, taken))) is None
+    assert recall(path) is None
+    assert recall_parsed(tmp_path_factory.mktemp("none") / "gone.txt", list) is None

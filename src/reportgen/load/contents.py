@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -132,9 +132,14 @@ class FileHashes:
 
     @classmethod
     def from_text(cls, text: str) -> "FileHashes":
+        return cls.from_lines(text.splitlines())
+
+    @classmethod
+    def from_lines(cls, lines: Iterable[str]) -> "FileHashes":
+        """``from_text`` of the text these are the lines of (``str.splitlines``)."""
         entries = {}
         folders: dict[str, list] = {}
-        for line in text.splitlines():
+        for line in lines:
             if line.startswith(_FOLDERS):
                 body = json.loads(line[len(_FOLDERS):])
                 folders = body if isinstance(body, dict) else {}
