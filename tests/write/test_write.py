@@ -104,8 +104,12 @@ def test_helpers_are_forked_anew_for_each_window_of_jobs(tmp_path, monkeypatch):
     import reportgen.write.task_queue as task_queue
 
     monkeypatch.setattr(task_queue, "WINDOW_JOBS", 10)
-    assert task_queue.window_jobs(95) == 10 and task_queue.window_jobs(640) == 20 and task_queue.window_jobs(3200) == 100
-    with VersionWriter(tmp_path, "v1") as writer:
+    million = 1_000_000
+    assert [task_queue.window_jobs(95, million), task_queue.window_jobs(640, million),
+            task_queue.window_jobs(3200, million)] == [10, 20, 100]  # 32 windows, of 10 jobs at least
+    assert [task_queue.window_jobs(3200, calls) for calls in (0, 31_250, 31_251, 100_000, 10 * million)] == [
+        3200, 3200, 1600, 800, 100]  # a window for each 31,250 calls, 32 at most
+    with VersionWriter(tmp_path, "v1", calls=million) as writer:
         writer.run_tasks([partial(page_by_pid, writer, i) for i in range(95)])
         folder = writer.commit()
     manifest = json.loads((folder / "manifest.json").read_text())["files"]

@@ -147,7 +147,8 @@ def _with_narrative(report: Report, pages: tuple[Page, ...]) -> Report:
 
 def _write_version(report: Report, out: Path, progress: Progress, code: str, sheets: SheetsMade,
                    processes: int) -> tuple[Path, VersionWriter]:
-    with VersionWriter(out, report.source.config.version, processes) as writer:
+    calls = sum(len(run.analysis.run.calls) for run in report.runs)
+    with VersionWriter(out, report.source.config.version, processes, calls) as writer:
         with progress.bar("pages", _count_pages(report)) as bar:
             render_version(report, writer, tick=writer.ticks(lambda: bar.update(1)), code_key=code, known=sheets,
                            sheets_written=partial(_let_go_of_file_bytes, report))

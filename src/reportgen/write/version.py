@@ -103,10 +103,11 @@ class VersionWriter:
     Store files (``share``) appear one by one, each whole: a store file no version lists
     yet is never seen by a reader, who follows links from a version."""
 
-    def __init__(self, out: Path, version: str, processes: int | None = None) -> None:
+    def __init__(self, out: Path, version: str, processes: int | None = None, calls: int = 0) -> None:
         self.out = out
         self.version = version
         self.processes = processes or os.cpu_count() or 1  # that write pages, the build's own included
+        self.calls = calls  # the version's: how many windows its jobs are run in (``run_tasks``)
         self.hashes: dict[str, str] = {}
         # Each file's size and modification and change times as written: what a later
         # build checks to tell that the version is untouched (no second pass of stat calls).
@@ -207,7 +208,7 @@ class VersionWriter:
                 task()
             return
         queue = TaskQueue(tasks)
-        window = window_jobs(len(tasks))
+        window = window_jobs(len(tasks), self.calls)
         for end in range(window, len(tasks) + window, window):
             queue.end = min(end, len(tasks))
             if not may_fork():  # a thread started meanwhile: this process takes the rest alone
