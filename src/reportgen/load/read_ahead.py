@@ -16,6 +16,7 @@ symbolic links and never follows them, and reads regular files only (never a pip
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 
 
@@ -65,13 +66,16 @@ def _name(entry: os.DirEntry[str]) -> str:
 
 
 def _read_through(path: str) -> None:
+    """Read a file's bytes, unless it is no longer a regular file (a pipe put in its
+    place since it was listed is opened without waiting for a writer, and left)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return
     try:
-        while os.read(fd, 1 << 20):
-            pass
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            while os.read(fd, 1 << 20):
+                pass
     except OSError:
         pass
     finally:
