@@ -11,8 +11,9 @@ from __future__ import annotations
 import csv
 import dataclasses
 import datetime
-import io
 import json
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from reportgen.errors import Collector
@@ -80,7 +81,7 @@ def read_text(text: str, rel: str, name: str, problems: Collector) -> RawLog | N
 
 def _read_csv(text: str, rel: str, name: str, problems: Collector) -> RawLog | None:
     csv.field_size_limit(MAX_FIELD_CHARS)
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    reader = csv.reader(csv_lines(text), strict=True)
     try:
         header = next(reader)
     except StopIteration:
@@ -113,6 +114,18 @@ def _read_csv(text: str, rel: str, name: str, problems: Collector) -> RawLog | N
             record[i] = seen.setdefault(record[i], record[i])
         rows.append(RawRow(line, dict(zip(columns, record))))
     return RawLog(rel, name, columns, tuple(rows))
+
+
+# A line as a text file opened with newline="" reads it: up to "\r\n", "\r" or "\n",
+# which it keeps.
+_CSV_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+
+
+def csv_lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` as ``io.StringIO(text, newline="")`` gives them, one at a
+    time: a StringIO holds its text as four bytes a character (a million calls' log of
+    260 MB took 1 GB more while it was read)."""
+    return (match.group() for match in _CSV_LINE.finditer(text))
 
 
 def _read_jsonl(text: str, rel: str, name: str, problems: Collector) -> RawLog | None:
