@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reportgen.audit.credentials import PATTERNS, Credential, scan_contents, scan_files, scan_text
+from reportgen.audit.credentials import PATTERNS, Credential, count_lines, scan_bytes, scan_contents, scan_files, scan_text
 
 SECRETS = [
     "sk-ant-api03-" + "a" * 40, "sk-proj-" + "b" * 40, "AKIA" + "ABCDEFGHIJKLMNOP", "AIza" + "c" * 35,
@@ -62,3 +62,25 @@ def test_a_content_named_by_its_hash_is_read_once_when_scanned():
              ("c.txt", "sha-2", reader("c.txt", b"clean"))]
     assert scan_contents(iter(files)) == [Credential("a.txt", 1, "GitHub token"), Credential("b.txt", 1, "GitHub token")]
     assert reads == ["a.txt", "c.txt"]  # b.txt's content is a.txt's: not read again
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab \u0131\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\t")), max_size=60))
+def test_lines_are_counted_as_splitlines_makes_them(text):
+    assert count_lines(text) == len(text.splitlines())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(SECRETS), st.text(max_size=30), st.just("\r\n"), st.just("\n"),
+                          st.just("\u2028"), st.binary(max_size=3).map(lambda b: b.decode("latin-1"))), max_size=30),
+       st.integers(min_value=1, max_value=40))
+def test_a_content_scanned_in_pieces_is_scanned_as_a_whole(parts, piece):
+    import reportgen.audit.credentials as credentials
+
+    data = " ".join(parts).encode("utf-8") + b"\xff\xfe\n" + "ghp_".encode() + b"q" * 36
+    whole = list(scan_text(data.decode("utf-8", "replace"), "f"))
+    saved, credentials._PIECE = credentials._PIECE, piece  # pieces of a few bytes: many boundaries
+    try:
+        assert list(scan_bytes(data, "f")) == whole == line_by_line(data.decode("utf-8", "replace"), "f")
+    finally:
+        credentials._PIECE = saved
