@@ -20,7 +20,7 @@ from reportgen.model.config import RunContract
 from reportgen.model.outcomes import OUTCOME_LABELS
 from reportgen.model.source import RawLog, RawRow, ValidatedSource
 from reportgen.published.compare import compare_claim
-from reportgen.published.log_records import Records, differing, parsed, record_bytes, records
+from reportgen.published.log_records import Records, differing, parsed, record_bytes, record_stream
 from reportgen.published.read import PublishedError, PublishedVersion, load_embedded_source, read_version
 
 CALL_FIELDS = [f.name for f in fields(Call) if f.name not in ("call_id", "line", "started_at", "extra")]
@@ -216,10 +216,11 @@ def _by_records(a: _Side, b: _Side) -> tuple[dict[str, Call], dict[str, Call]] |
     of blocks, which only the whole log resolves)."""
     if a.name != b.name or a.contract.block_count is not None or b.contract.block_count is not None:
         return None
-    a_records, b_records = records(a.data, a.name), records(b.data, b.name)
-    if a_records is None or b_records is None or a_records.header != b_records.header:
+    a_stream, b_stream = record_stream(a.data, a.name), record_stream(b.data, b.name)
+    if a_stream is None or b_stream is None or a_stream[0] != b_stream[0]:
         return None
-    a_differ, b_differ = differing(a_records.records, b_records.records, record_bytes)
+    a_differ, b_differ = differing(a_stream[1], b_stream[1], record_bytes)
+    a_records, b_records = Records(a_stream[0], ()), Records(b_stream[0], ())  # the header, for ``parsed``
 
     def calls(side: _Side, log: Records, chosen: list[tuple[int, bytes]]) -> dict[str, Call]:
         if not chosen:
