@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 import shutil
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from conftest import REQUEST, SVG, default_rows, request_hash
 from reportgen.audit.stage import audit_source
 from reportgen.load.artifacts import drawing_digest
@@ -98,3 +101,19 @@ def test_a_built_site_with_one_drawing_verifies(make_source, run_cli, tmp_path):
     assert finding["id"] in claim["findings"]
     result = run_cli("verify", site)  # recomputed from the published drawings, the same finding
     assert result.exit_code == 0, result.output
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("rs"), st.sampled_from("abc"), st.booleans()), max_size=12))
+def test_the_groups_are_the_calls_that_share_request_and_key(items):
+    from types import SimpleNamespace
+
+    from reportgen.audit.identical import _same_request_groups
+
+    calls = {f"c{i}": SimpleNamespace(call_id=f"c{i}", request_hash=r, line=i) for i, (r, _, _) in enumerate(items)}
+    keys = {f"c{i}": key for i, (_, key, keyed) in enumerate(items) if keyed}
+    expected: dict[tuple[str, str], list[str]] = {}
+    for cid, key in keys.items():
+        expected.setdefault((calls[cid].request_hash, key), []).append(cid)
+    got = _same_request_groups(calls, keys)
+    assert sorted([c.call_id for c in g] for g in got) == sorted(g for g in expected.values() if len(g) > 1)

@@ -13,7 +13,7 @@ answers, not a cache: they are compared only under the same request.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Iterable, Mapping
+from typing import Hashable, Iterable, Mapping
 
 from reportgen.model.calls import Call
 from reportgen.model.findings import Finding
@@ -31,7 +31,10 @@ def identical_outputs(run: ValidatedRun, hashes: Mapping[str, tuple[str, ...]], 
     """One finding per service and kind. ``graded``: each call's graded output (its
     drawing, else its whole response) as a digest and its size in bytes."""
     counted = {c.call_id: c for c in run.calls if c.first_submission}
-    responses = {cid: "+".join(sorted(digests)) for cid, digests in hashes.items() if digests}
+    # A call's files as a key: the tuple of their sha256s, not a string joining them (a
+    # million calls' keys were 200 MB as strings).
+    responses = {cid: digests if len(digests) == 1 else tuple(sorted(digests))
+                 for cid, digests in hashes.items() if digests}
     same_response = _same_request_groups(counted, responses)
     same_drawing = [g for g in _same_request_groups(counted, drawings)
                     if len({responses.get(c.call_id) for c in g}) > 1]  # else listed as identical responses
@@ -48,14 +51,19 @@ def identical_outputs(run: ValidatedRun, hashes: Mapping[str, tuple[str, ...]], 
                          "requests: a cached copy counted as independent draws")
 
 
-def _same_request_groups(counted: Mapping[str, Call], keys: Mapping[str, str]) -> list[list[Call]]:
+def _same_request_groups(counted: Mapping[str, Call], keys: Mapping[str, Hashable]) -> list[list[Call]]:
     """Groups of two or more counted calls with the same request hash and the same key."""
-    by_key: dict[tuple[str, str], list[Call]] = defaultdict(list)
+    # Most calls share their key with none: a list is made for a key's second call only.
+    first: dict[tuple[str, Hashable], Call] = {}
+    by_key: dict[tuple[str, Hashable], list[Call]] = {}
     for call_id, key in keys.items():
         call = counted.get(call_id)
         if call is not None:
-            by_key[(call.request_hash, key)].append(call)
-    return [sorted(calls, key=lambda c: c.line) for calls in by_key.values() if len(calls) > 1]
+            both = (call.request_hash, key)
+            seen = first.setdefault(both, call)
+            if seen is not call:
+                by_key.setdefault(both, [seen]).append(call)
+    return [sorted(calls, key=lambda c: c.line) for calls in by_key.values()]
 
 
 def _large_groups(counted: Mapping[str, Call], graded: Mapping[str, tuple[str, int]]) -> list[list[Call]]:
