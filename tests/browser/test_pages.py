@@ -65,6 +65,9 @@ def test_a_reader_follows_a_claim_to_its_call_png_and_request(context, base_url)
         call_link = evidence.locator(':is(li, tr):has(img) a[href*="/store/"]').first
         call_id = re.search(r"\.html#call-(.+)$", call_link.get_attribute("href")).group(1)
         assert re.fullmatch(r"[AB]-\d\d", call_id), call_id
+        # The thumbnails load once in view, after the page's load event: leaving before
+        # they are in would cancel their requests, and report them as failed.
+        page.wait_for_load_state("networkidle")
         call_link.click()
         page.wait_for_url(re.compile(r"/store/[0-9a-f]{64}\.html#call-" + re.escape(call_id) + "$"))
         call = page.locator(f'section.call[id="call-{call_id}"]')
