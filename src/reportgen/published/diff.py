@@ -20,7 +20,7 @@ from reportgen.model.config import RunContract
 from reportgen.model.outcomes import OUTCOME_LABELS
 from reportgen.model.source import RawLog, RawRow, ValidatedSource
 from reportgen.published.compare import compare_claim
-from reportgen.published.log_records import Records, differing, parsed, record_bytes, record_stream
+from reportgen.published.log_records import differing, parsed, record_bytes, record_stream
 from reportgen.published.read import PublishedError, PublishedVersion, load_embedded_source, read_version
 
 CALL_FIELDS = [f.name for f in fields(Call) if f.name not in ("call_id", "line", "started_at", "extra")]
@@ -220,18 +220,17 @@ def _by_records(a: _Side, b: _Side) -> tuple[dict[str, Call], dict[str, Call]] |
     if a_stream is None or b_stream is None or a_stream[0] != b_stream[0]:
         return None
     a_differ, b_differ = differing(a_stream[1], b_stream[1], record_bytes)
-    a_records, b_records = Records(a_stream[0], ()), Records(b_stream[0], ())  # the header, for ``parsed``
 
-    def calls(side: _Side, log: Records, chosen: list[tuple[int, bytes]]) -> dict[str, Call]:
+    def calls(side: _Side, chosen: list[tuple[int, bytes]]) -> dict[str, Call]:
         if not chosen:
             return {}
         problems = Collector()
-        rows = parsed(log, chosen, side.file, side.name, problems)
+        rows = parsed(a_stream[0], chosen, side.file, side.name, problems)  # the headers are the same
         if rows is None:
             raise PublishedError(f"{side.file}: does not read: {problems.problems[0] if problems.problems else ''}")
         return _parsed_calls(side.contract, rows, rows.rows)
 
-    return calls(a, a_records, a_differ), calls(b, b_records, b_differ)
+    return calls(a, a_differ), calls(b, b_differ)
 
 
 def _parsed_calls(contract: RunContract, log: RawLog, rows: Sequence[RawRow]) -> dict[str, Call]:

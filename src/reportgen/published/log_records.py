@@ -5,16 +5,15 @@ and the rows both versions share are never read into values).
 A record is a line of a JSONL log, or of a CSV log outside quotes: a CSV line ends its
 record when the quotes so far are even in number (a quoted field may hold a newline;
 an escaped quote is written twice). Parquet logs, and logs whose CSV headers differ,
-are compared the slow way, row by row (``records`` returns None).
+are compared the slow way, row by row (``record_stream`` returns None).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import zip_longest
-from typing import TypeVar, cast
+from typing import Any, TypeVar
 
 from reportgen.errors import Collector
 from reportgen.load.calllog import read_text
@@ -23,21 +22,10 @@ from reportgen.model.source import RawLog, RawRow
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class Records:
-    header: bytes  # a CSV log's header line (b"" for JSONL)
-    records: tuple[tuple[int, bytes], ...]  # (first line, bytes) of each record, blank lines left out
-
-
-def records(data: bytes, name: str) -> Records | None:
-    """The log's records, or None when it is not a text log."""
-    stream = record_stream(data, name)
-    return Records(stream[0], tuple(stream[1])) if stream is not None else None
-
-
 def record_stream(data: bytes, name: str) -> tuple[bytes, Iterator[tuple[int, bytes]]] | None:
-    """``records``, the records made one at a time as they are read: a million rows held
-    as a tuple of (line, bytes) were some 400 MB for each version compared."""
+    """The log's header (b"" for JSONL) and its records, (first line, bytes) of each,
+    blank lines left out, made one at a time as they are read (a million rows held as a
+    tuple were some 400 MB for each version compared); None when it is not a text log."""
     if name.endswith(".parquet"):
         return None
     quoted = name.endswith(".csv")
@@ -76,7 +64,7 @@ def _lines(data: bytes) -> Iterator[bytes]:
     yield data[start:]
 
 
-_MISSING = object()
+_MISSING: Any = object()
 
 
 def differing(a: Iterable[T], b: Iterable[T], key: Callable[[T], Hashable]) -> tuple[list[T], list[T]]:
@@ -87,12 +75,12 @@ def differing(a: Iterable[T], b: Iterable[T], key: Callable[[T], Hashable]) -> t
     b_rest: list[T] = []
     for x, y in zip_longest(a, b, fillvalue=_MISSING):
         if x is _MISSING:
-            b_rest.append(cast(T, y))
+            b_rest.append(y)
         elif y is _MISSING:
-            a_rest.append(cast(T, x))
-        elif key(cast(T, x)) != key(cast(T, y)):
-            a_rest.append(cast(T, x))
-            b_rest.append(cast(T, y))
+            a_rest.append(x)
+        elif key(x) != key(y):
+            a_rest.append(x)
+            b_rest.append(y)
     common = Counter(map(key, a_rest)) & Counter(map(key, b_rest))
 
     def left(rest: list[T]) -> list[T]:
@@ -113,10 +101,11 @@ def record_bytes(record: tuple[int, bytes]) -> bytes:
     return record[1]
 
 
-def parsed(log: Records, chosen: Sequence[tuple[int, bytes]], file: str, name: str,
+def parsed(header: bytes, chosen: Sequence[tuple[int, bytes]], file: str, name: str,
            problems: Collector) -> RawLog | None:
-    """The chosen records as the log's reader reads them, each with its line in the whole log."""
-    body = b"\n".join([log.header, *(record for _, record in chosen)] if log.header else
+    """The chosen records as the log's reader reads them, each with its line in the whole
+    log (``header``: the log's, as ``record_stream`` gives it)."""
+    body = b"\n".join([header, *(record for _, record in chosen)] if header else
                       [record for _, record in chosen])
     read = read_text(body.decode("utf-8-sig", "replace"), file, name, problems) if chosen else None
     if read is None or len(read.rows) != len(chosen):
