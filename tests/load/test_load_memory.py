@@ -100,6 +100,28 @@ def test_the_log_is_held_once_when_the_listing_read_it_too(make_source, monkeypa
     assert run.log_bytes is kept and run.log.data is kept
 
 
+def test_the_log_goes_with_the_listings_bytes_and_is_read_again_checked(make_source, monkeypatch):
+    import sys
+
+    from reportgen.load.source import load_source
+
+    import reportgen.load.kept_bytes as kept_bytes
+
+    monkeypatch.setattr(kept_bytes, "WHOLE_FROM", 1)
+    source = make_source()
+    (run,) = load_source(source).runs
+    on_disk = (run.folder / run.log.name).read_bytes()
+    kept = run.log.data
+    assert kept is run.files.data.kept(run.log.name)  # held once: the listing's copy
+    run.files.data.let_go()  # as the build does once the sheets are written
+    gc.collect()
+    assert sys.getrefcount(kept) == 2  # nothing but ``kept`` (and this call) holds it now
+    assert run.log_bytes == run.log.data == on_disk  # read again when published
+    (run.folder / run.log.name).write_bytes(on_disk.replace(b"relay", b"RELAY", 1))
+    with pytest.raises(InputError, match="changed while the build was running"):
+        run.log_bytes
+
+
 def test_calls_without_further_columns_share_one_empty_mapping(make_source):
     from reportgen.load.source import load_source
 

@@ -6,6 +6,7 @@ the build's own step (with its error) whenever a copy fails."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -234,8 +235,9 @@ def test_the_source_record_is_saved_and_let_go_of_before_the_pages_are_written(m
 @pytest.mark.parametrize("drawn", [True, False])
 def test_a_drawn_run_s_file_bytes_are_let_go_of_once_its_sheets_are_written(make_source, tmp_path, monkeypatch, drawn):
     """The sheets are the last to read a drawn run's files: what the listing kept of
-    them is let go of before the pages (and their forked writers), and no page reads a
-    file again. A text run's pages quote each response's first line: its files stay."""
+    them is let go of before the pages (and their forked writers), and no page reads an
+    artifact again; the log is read once more, for the one file that publishes it. A
+    text run's pages quote each response's first line: its files stay."""
     import reportgen.load.contents as contents
     import reportgen.render.pages as pages
     from reportgen.pipeline.runner import SequentialRunner
@@ -248,10 +250,10 @@ def test_a_drawn_run_s_file_bytes_are_let_go_of_once_its_sheets_are_written(make
     events: list[str] = []
     let_go, read, write_shared = contents.FileContents.let_go, contents.read_bytes, pages.write_shared
     monkeypatch.setattr(contents.FileContents, "let_go", lambda self: events.append("let go") or let_go(self))
-    monkeypatch.setattr(contents, "read_bytes", lambda path: events.append("read") or read(path))
+    monkeypatch.setattr(contents, "read_bytes", lambda path: events.append(f"read {Path(path).name}") or read(path))
     monkeypatch.setattr(pages, "write_shared", lambda *a, **k: (write_shared(*a, **k), events.append("sheets"))[0])
     build_site(source, tmp_path / "site", cache=tmp_path / "cache", runner=SequentialRunner())
-    assert events[events.index("sheets"):] == (["sheets", "let go"] if drawn else ["sheets"])
+    assert events[events.index("sheets"):] == (["sheets", "let go", "read calls.csv"] if drawn else ["sheets"])
 
 
 def _read_ahead_copies(monkeypatch) -> list[tuple[bool, int | None]]:

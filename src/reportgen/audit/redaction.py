@@ -42,9 +42,10 @@ def redact_run(run: ValidatedRun, artifacts: dict[str, CallArtifacts], findings:
         records.append({"file": file, "replaced": [{"line": line, "kind": kind} for line, kind in found],
                         "original_sha256": sha256(before), "published_sha256": sha256(after)})
 
-    log_bytes, found = redact(run.log_bytes)
+    before = run.log_bytes
+    log_bytes, found = redact(before)
     if found:
-        record(run.log.file, run.log_bytes, log_bytes, found)
+        record(run.log.file, before, log_bytes, found)
     requests: dict[str, bytes] = {}
     request_hashes: dict[str, str] = {}
     for hexdigest, data in sorted(run.requests.items()):
@@ -67,7 +68,7 @@ def redact_run(run: ValidatedRun, artifacts: dict[str, CallArtifacts], findings:
     grading = _redacted_grades(run, redact, record)
     summary: RedactionSummary = {"schema": "reportgen.redactions/1", "requests": request_hashes, "files": records}
     calls = tuple(_redact_call(c, allowed) for c in run.calls)  # the pages show the log's fields too
-    run = dataclasses.replace(run, log_bytes=log_bytes, requests=requests, redactions=(summary,), calls=calls,
+    run = dataclasses.replace(run, redacted_log=log_bytes, requests=requests, redactions=(summary,), calls=calls,
                               grading=grading)
     notes = tuple(
         dataclasses.replace(f, code="credential-redacted", severity="warning",
@@ -127,4 +128,4 @@ def redact_audited(audited: AuditedRun, not_credentials: tuple[str, ...] = ()) -
                                   "logs only; convert this Parquet log to CSV to publish a redacted copy")
                           for f in in_log])
     redacted, artifacts, findings = redact_run(run, audited.artifacts, audited.findings, not_credentials)
-    return AuditedRun(dataclasses.replace(redacted, log_bytes=run.log_bytes), artifacts, findings)
+    return AuditedRun(dataclasses.replace(redacted, redacted_log=run.redacted_log), artifacts, findings)

@@ -59,7 +59,7 @@ def read_log(path: Path, rel: str, problems: Collector) -> RawLog | None:
         return None
     if path.suffix == ".parquet":
         log = _read_parquet(data, rel, path.name, problems)
-        return dataclasses.replace(log, data=data) if log is not None else None
+        return dataclasses.replace(log, held=data) if log is not None else None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -71,7 +71,7 @@ def read_log(path: Path, rel: str, problems: Collector) -> RawLog | None:
         problems.add(rel, line, "", "contains a NUL byte: this is not a text log")
         return None
     log = read_text(text, rel, path.name, problems)
-    return dataclasses.replace(log, data=data) if log is not None else None
+    return dataclasses.replace(log, held=data) if log is not None else None
 
 
 def read_text(text: str, rel: str, name: str, problems: Collector) -> RawLog | None:
@@ -201,13 +201,16 @@ def without_rows(log: RawLog) -> RawLog:
 
 def with_rows(log: RawLog) -> RawLog:
     """The log with every row, as ``read_log`` read it (see ``without_rows``)."""
-    if log.rows or not log.data:
+    if log.rows:
+        return log
+    data = log.data
+    if not data:
         return log
     problems = Collector()
-    read = read_text(log.data.decode("utf-8-sig"), log.file, log.name, problems)
+    read = read_text(data.decode("utf-8-sig"), log.file, log.name, problems)
     if read is None:  # the bytes read before, and parsed then: cannot happen
         raise ValueError(f"{log.file}: {problems.problems[0] if problems.problems else 'does not read again'}")
-    return dataclasses.replace(read, data=log.data)
+    return dataclasses.replace(read, held=log.held)
 
 
 def searchable_text(log: RawLog) -> bytes:

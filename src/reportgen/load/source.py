@@ -152,15 +152,21 @@ def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifact
     check_design(contract, calls, log.file, problems)
     requests = _check_requests(calls, folder, rel_folder, log.file, problems, redacted)
     return ValidatedRun(contract, folder, rel_folder, without_rows(log), tuple(calls), requests,
-                        log_bytes=log.data, files=files, grading=grading)
+                        files=files, grading=grading)
 
 
 def _held_once(log: RawLog, files: RunFiles) -> RawLog:
-    """The log with the bytes the listing kept of the same file, when it kept them (a
-    first build reads every file to hash it): one copy of the log is held, not two
-    (25 MB for 100,000 calls, a quarter of a GB for a million)."""
-    kept = files.data.kept(log.name) if isinstance(files.data, FileContents) else None
-    return dataclasses.replace(log, data=kept) if kept is not None and kept == log.data else log
+    """The log read through the listing, when the listing kept the same bytes (a first
+    build reads every file to hash it): one copy of the log is held, not two (25 MB for
+    100,000 calls, a quarter of a GB for a million), and it goes when the listing lets
+    go of its bytes (see ``RawLog.held``)."""
+    contents = files.data
+    if not isinstance(contents, FileContents):
+        return log
+    kept = contents.kept(log.name)
+    if kept is None or kept != log.data:
+        return log
+    return dataclasses.replace(log, held=contents.ref(log.name))
 
 
 def _published_redactions(folder: Path) -> dict[str, str]:

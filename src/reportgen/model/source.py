@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, TypedDict
+from typing import Mapping, Protocol, TypedDict
 
 from reportgen.model.artifacts import CallArtifacts
 from reportgen.model.calls import Call
@@ -28,13 +28,29 @@ class RawRow:
     values: Mapping[str, str]
 
 
+class Rereadable(Protocol):
+    """A file of the source read again when asked for, checked against the hash it was
+    listed with (``load.contents.FileRef``)."""
+
+    def read(self) -> bytes: ...
+
+
 @dataclass(frozen=True)
 class RawLog:
     file: str  # path relative to the source folder, for messages
     name: str  # calls.csv, calls.jsonl or calls.parquet
     columns: tuple[str, ...]
     rows: tuple[RawRow, ...]
-    data: bytes = b""  # the file as read, published as it is (or redacted)
+    # The file as read, published as it is (or redacted); or, when the run's listing kept
+    # the same bytes, that file of the listing: the build lets go of the listing's bytes
+    # once the sheets are written, and the log (a quarter of a GB at a million calls)
+    # is then read again for the one page that publishes it, not held through the pages.
+    held: bytes | Rereadable = b""
+
+    @property
+    def data(self) -> bytes:
+        """The log's bytes (read again, and checked, when they are no longer held)."""
+        return self.held if isinstance(self.held, bytes) else self.held.read()
 
 
 @dataclass(frozen=True)
@@ -57,10 +73,15 @@ class ValidatedRun:
     log: RawLog
     calls: tuple[Call, ...]
     requests: Mapping[str, bytes]  # request hex -> the file's bytes as published
-    log_bytes: bytes = b""  # the call log as published (redacted when --redact replaced a credential)
+    redacted_log: bytes | None = None  # the call log as --redact published it (None: as the source holds it)
     redactions: tuple[RedactionSummary, ...] = ()  # what --redact replaced, file by file
     files: RunFiles | None = None  # the run folder as read
     grading: Grading = Grading(GradingRules())  # [grading], the blind grades and the judge's
+
+    @property
+    def log_bytes(self) -> bytes:
+        """The call log as published."""
+        return self.log.data if self.redacted_log is None else self.redacted_log
 
 
 @dataclass(frozen=True)
