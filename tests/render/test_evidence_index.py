@@ -8,6 +8,8 @@ import hashlib
 import random
 from types import SimpleNamespace
 
+import pytest
+
 from reportgen.render.evidence import evidence_index
 
 
@@ -54,7 +56,10 @@ def test_the_index_matches_the_direct_computation():
         claim(run, rng.sample(ids[run], 40))  # interleaved services
         claim(run, of[(run, "c")][:3] + ["not-a-call", "c-00"])  # an unknown id, a repeated call
         claim(run, [])
-    got = evidence_index(claims, calls)
+    by_run: dict[str, dict[str, SimpleNamespace]] = {}
+    for (run, call_id), view in calls.items():
+        by_run.setdefault(run, {})[call_id] = view
+    got = evidence_index(claims, by_run)
     want = direct(claims, calls)
     assert got[0] == want[0]
     assert got[1] == want[1]
@@ -62,3 +67,18 @@ def test_the_index_matches_the_direct_computation():
     assert got[1]["board.claim0"] == got[1]["board.claim1"]
     assert [n for _, n, _ in got[1]["board.claim6"]] == [30, 30]
     assert [s for s, _, _ in got[1]["board.claim10"]] == ["c", ""]  # the unknown id goes under ""
+
+
+def test_calls_by_run_is_the_mapping_the_templates_had():
+    from reportgen.render.views import CallsByRun
+
+    views = [SimpleNamespace(id=run, by_id={f"{run}-{i}": SimpleNamespace(n=i) for i in range(n)})
+             for run, n in (("board", 3), ("weekly", 0), ("daily", 2))]
+    made = CallsByRun(views)  # type: ignore[arg-type]
+    flat = {(v.id, cid): view for v in views for cid, view in v.by_id.items()}
+    assert dict(made) == flat and len(made) == 5 and list(made) == list(flat)
+    assert made[("daily", "daily-1")] is flat[("daily", "daily-1")]
+    for missing in (("board", "daily-1"), ("nowhere", "board-0"), "board", ("board",), None):
+        assert missing not in made
+        with pytest.raises(KeyError):
+            made[missing]  # type: ignore[index]

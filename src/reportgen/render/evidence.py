@@ -66,12 +66,11 @@ def sheet_shares(run: RunView, service: str, entries: Sequence[CallView]) -> dic
     return {"entries": None, "shares": shares}
 
 
-def evidence_index(claims: Sequence[Claim], calls: Mapping[tuple[str, str], CallView]) -> tuple[dict, dict]:
+def evidence_index(claims: Sequence[Claim], calls: Mapping[str, Mapping[str, CallView]]) -> tuple[dict, dict]:
     """Evidence lists, each written once however many claims share it, and each claim's
-    links to them (see the module text)."""
-    service_of: dict[str, dict[str, str]] = {}
-    for (run_id, call_id), view in calls.items():
-        service_of.setdefault(run_id, {})[call_id] = view.call.service
+    links to them (see the module text). ``calls``: by run id, then call id."""
+    service_of = {run_id: {call_id: view.call.service for call_id, view in views.items()}
+                  for run_id, views in calls.items()}
     sets: dict[str, tuple[str, str, tuple[str, ...]]] = {}
     by_claim: dict[str, list[tuple[str, int, str]]] = {}
     made: dict[tuple[str, tuple[str, ...]], tuple[list[tuple[str, int, str]], list[str]]] = {}

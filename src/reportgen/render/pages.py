@@ -25,7 +25,7 @@ from reportgen.render.report import Report, RunReport
 from reportgen.render.theme import theme_environment, theme_static
 from reportgen.render.shared import RunSheets, SheetsMade, VersionOutput, write_shared
 from reportgen.render.sheets import request_names
-from reportgen.render.views import RunView, run_view
+from reportgen.render.views import CallsByRun, RunView, run_view
 
 ARTIFACTS_SCHEMA = "reportgen.artifacts/3"
 FINDING_CALLS_SCHEMA = "reportgen.finding-calls/1"
@@ -72,8 +72,8 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
         tick()
 
     views = [run_view(r, shared[r.analysis.run.contract.id]) for r in report.runs]
-    calls = {(v.id, c.call.call_id): c for v in views for c in v.calls}
-    evidence_sets, claim_evidence = evidence_index(report.claims, calls)
+    calls = CallsByRun(views)
+    evidence_sets, claim_evidence = evidence_index(report.claims, calls.runs)
     # The large single files first, so that they are shared out between processes too.
     large: list[Callable[[], None]] = [partial(page, "index.html", "index.html", runs=views)]
     tasks: list[Callable[[], None]] = []
@@ -98,7 +98,7 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
         # Inside the task: which sheets hold the calls is worked out by whichever process writes the page.
         page(f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id, service=service, n_calls=len(ids),
              supports=supports, drawings=by_id[run_id].drawings,
-             **sheet_shares(by_id[run_id], service, [calls[(run_id, i)] for i in ids]))
+             **sheet_shares(by_id[run_id], service, [by_id[run_id].by_id[i] for i in ids]))
 
     cited = claims_by_set(claim_evidence)
     for key, (run_id, service, ids) in evidence_sets.items():

@@ -4,6 +4,7 @@ per build, so templates ask for what they need rather than compute it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Mapping
 
 from reportgen.analysis.results import ExperimentAnalysis, ServiceResult
@@ -178,3 +179,27 @@ def _findings_by_service(run: RunReport) -> dict[str, tuple[Finding, ...]]:
             service = subject.candidate if isinstance(subject, Pair) else subject
             ids.setdefault(service, set()).update(claim.findings)
     return {service: tuple(f for f in run.findings if f.id in found) for service, found in ids.items()}
+
+
+class CallsByRun(Mapping[tuple[str, str], CallView]):
+    """Every run's calls, by (run id, call id): the templates' ``calls``. Looked up in each
+    run's own index (``RunView.by_id``): a dict of its own, with a key made for each call,
+    held another 100 MB through the pages of a million calls."""
+
+    __slots__ = ("runs",)
+
+    def __init__(self, views: Sequence[RunView]) -> None:
+        self.runs: dict[str, Mapping[str, CallView]] = {v.id: v.by_id for v in views}
+
+    def __getitem__(self, key: tuple[str, str]) -> CallView:
+        try:
+            run_id, call_id = key
+        except (TypeError, ValueError):
+            raise KeyError(key) from None
+        return self.runs[run_id][call_id]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return ((run_id, call_id) for run_id, calls in self.runs.items() for call_id in calls)
+
+    def __len__(self) -> int:
+        return sum(len(calls) for calls in self.runs.values())
