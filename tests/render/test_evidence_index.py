@@ -1,6 +1,7 @@
 """The evidence index: each claim's evidence split into per-service sets, each written
 once; checked against the direct computation (every claim, every call of its evidence)
-on lists shaped to trip it."""
+on lists shaped to trip it. And the lookups pages link calls through, against the dicts
+they replace."""
 
 from __future__ import annotations
 
@@ -82,3 +83,19 @@ def test_calls_by_run_is_the_mapping_the_templates_had():
         assert missing not in made
         with pytest.raises(KeyError):
             made[missing]  # type: ignore[index]
+
+
+def test_call_links_are_the_links_a_dict_held():
+    from urllib.parse import quote
+
+    from reportgen.render.sheets import sheet_hrefs
+
+    ids = [["a-1", "a 2", "a/3"], [], ["b#4", "ünï"]]
+    places = [SimpleNamespace(calls=[SimpleNamespace(call_id=i) for i in group]) for group in ids]
+    links = sheet_hrefs(places, ["s1.html", "s2.html", "s3.html"], "../store/")  # type: ignore[arg-type]
+    want = {i: f"../store/{name}#call-{quote(i, safe='')}" for group, name in zip(ids, ("s1.html", "s2.html", "s3.html"))
+            for i in group}
+    assert dict(links) == want and list(links) == list(want) and len(links) == 5
+    assert links.sheet_of["a 2"] is links.sheet_of["a/3"]  # one string a sheet
+    with pytest.raises(KeyError):
+        links["nowhere"]

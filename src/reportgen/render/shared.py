@@ -22,6 +22,7 @@ from reportgen.render.sheet_record import SheetRecord
 from reportgen.model.artifacts import CallArtifacts
 from reportgen.render.sheets import (
     Sheet,
+    CallLinks,
     SheetCall,
     SheetPlace,
     ShownText,
@@ -112,7 +113,7 @@ class RunSheets:
     places: tuple[SheetPlace, ...]
     pages: tuple[str, ...]  # each sheet's name in the store
     packs: tuple[str | None, ...]  # each sheet's pack, None when its calls have no artifact
-    hrefs: Mapping[str, str]  # each call's link from the version root, by call id
+    hrefs: CallLinks  # each call's link from the version root, by call id
 
 
 @dataclass(frozen=True)

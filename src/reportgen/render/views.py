@@ -23,6 +23,7 @@ from reportgen.render.harness import HarnessLine, harness_lines
 from reportgen.render.report import RunReport
 from reportgen.render.text_runs import first_line, holds_drawings, response_file
 from reportgen.render.shared import FROM_ROOT, RunSheets
+from reportgen.render.sheets import CallLinks, call_anchor
 
 if TYPE_CHECKING:  # charts imports altair and pandas: a second, which pages never need
     from reportgen.render.charts import Chart
@@ -36,11 +37,17 @@ class CallView:
     call: Call
     svg: Artifact | None
     render: Render | None
-    page: str  # its place on its sheet, from the version root: ../store/<sheet>.html#<anchor>
+    sheet: str  # its sheet, from the version root: ../store/<sheet>.html
     counted: bool  # in the first-submission metrics
     outcome_text: str  # its outcome as pages name it, with the status when not ok
     text_run: bool = False  # its run holds no drawing: its output is text
     response: Artifact | None = None  # in a text run, the response file its first line is read from
+
+    @property
+    def page(self) -> str:
+        """Its place on its sheet, from the version root: ../store/<sheet>.html#<anchor>
+        (made when a page links it: held, a string a call)."""
+        return f"{self.sheet}#{call_anchor(self.call.call_id)}"
 
     @property
     def first_line(self) -> str:
@@ -95,7 +102,7 @@ class RunView:
     finding_lines: tuple[FindingLine, ...]  # the findings, summarised one line per kind
     charts: tuple[Chart, ...]
     claims: Mapping[ClaimKey, Claim]
-    pages: Mapping[str, str]  # each call's place on its sheet, from the version root, by call id
+    pages: CallLinks  # each call's place on its sheet, from the version root, by call id
     by_id: Mapping[str, CallView]
     drawings: bool = True  # some call holds a drawing (else a text run: no word of drawings or renders)
 
@@ -140,7 +147,7 @@ def run_view(run: RunReport, shared: RunSheets) -> RunView:
         outcome = OUTCOME_LABELS[call.outcome]
         calls.append(CallView(
             call=call, svg=svg, render=run.renders.get(svg.sha256) if svg else None,
-            page=pages[call.call_id], counted=call.counted,
+            sheet=pages.sheet_of[call.call_id], counted=call.counted,
             outcome_text=outcome if call.status == "ok" else f"{outcome}: {STATUS_LABELS[call.status]}",
             text_run=text_run, response=response_file(bundle) if text_run and bundle else None,
         ))
