@@ -1,15 +1,12 @@
 """The evidence index: each claim's evidence split into per-service sets, each written
 once; checked against the direct computation (every claim, every call of its evidence)
-on lists shaped to trip it. And the lookups pages link calls through, against the dicts
-they replace."""
+on lists shaped to trip it."""
 
 from __future__ import annotations
 
 import hashlib
 import random
 from types import SimpleNamespace
-
-import pytest
 
 from reportgen.render.evidence import evidence_index
 
@@ -69,33 +66,3 @@ def test_the_index_matches_the_direct_computation():
     assert [n for _, n, _ in got[1]["board.claim6"]] == [30, 30]
     assert [s for s, _, _ in got[1]["board.claim10"]] == ["c", ""]  # the unknown id goes under ""
 
-
-def test_calls_by_run_is_the_mapping_the_templates_had():
-    from reportgen.render.views import CallsByRun
-
-    views = [SimpleNamespace(id=run, by_id={f"{run}-{i}": SimpleNamespace(n=i) for i in range(n)})
-             for run, n in (("board", 3), ("weekly", 0), ("daily", 2))]
-    made = CallsByRun(views)  # type: ignore[arg-type]
-    flat = {(v.id, cid): view for v in views for cid, view in v.by_id.items()}
-    assert dict(made) == flat and len(made) == 5 and list(made) == list(flat)
-    assert made[("daily", "daily-1")] is flat[("daily", "daily-1")]
-    for missing in (("board", "daily-1"), ("nowhere", "board-0"), "board", ("board",), None):
-        assert missing not in made
-        with pytest.raises(KeyError):
-            made[missing]  # type: ignore[index]
-
-
-def test_call_links_are_the_links_a_dict_held():
-    from urllib.parse import quote
-
-    from reportgen.render.sheets import sheet_hrefs
-
-    ids = [["a-1", "a 2", "a/3"], [], ["b#4", "ünï"]]
-    places = [SimpleNamespace(calls=[SimpleNamespace(call_id=i) for i in group]) for group in ids]
-    links = sheet_hrefs(places, ["s1.html", "s2.html", "s3.html"], "../store/")  # type: ignore[arg-type]
-    want = {i: f"../store/{name}#call-{quote(i, safe='')}" for group, name in zip(ids, ("s1.html", "s2.html", "s3.html"))
-            for i in group}
-    assert dict(links) == want and list(links) == list(want) and len(links) == 5
-    assert links.sheet_of["a 2"] is links.sheet_of["a/3"]  # one string a sheet
-    with pytest.raises(KeyError):
-        links["nowhere"]
