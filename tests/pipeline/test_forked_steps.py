@@ -256,6 +256,32 @@ def test_a_drawn_run_s_file_bytes_are_let_go_of_once_its_sheets_are_written(make
     assert events[events.index("sheets"):] == (["sheets", "let go", "read calls.csv"] if drawn else ["sheets"])
 
 
+def test_the_files_that_read_every_call_are_written_before_the_page_writers_are_forked(make_source, tmp_path,
+                                                                                     monkeypatch):
+    """results.json (every claim's calls) and artifacts.json (every call's files) are
+    written by the build itself before the pages are handed to forked writers, which
+    would copy each page of memory they read; sheets and pages are written by them."""
+    from reportgen.write.version import VersionWriter
+
+    handed: list[tuple[list[str], int]] = []  # (files written so far, jobs handed out), at each hand-out
+    real = VersionWriter.run_tasks
+
+    def run_tasks(self, tasks):
+        handed.append((sorted(self.hashes), len(tasks)))
+        return real(self, tasks)
+
+    monkeypatch.setattr(VersionWriter, "run_tasks", run_tasks)
+    summary = build_site(make_source(), tmp_path / "site", cache=tmp_path / "cache",
+                         runner=ParallelRunner(Tuning(processes=2)))
+    (sheets_written, n_sheets), (before_pages, n_pages) = handed
+    assert n_sheets >= 1 and n_pages >= 3
+    assert "data/results.json" not in sheets_written
+    run_data = [f for f in before_pages if f.startswith("data/") and f.endswith("/artifacts.json")]
+    assert "data/results.json" in before_pages and len(run_data) == 1
+    assert not any(f.endswith(".html") and not f.startswith("pages/") for f in before_pages)  # the pages come after
+    assert (summary.folder / "data" / "results.json").is_file() and (summary.folder / run_data[0]).is_file()
+
+
 def _read_ahead_copies(monkeypatch) -> list[tuple[bool, int | None]]:
     """(whether it reads the files' bytes, its pid) of each copy that reads the source ahead."""
     made: list[tuple[bool, int | None]] = []

@@ -88,8 +88,7 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
             out.add(f"charts/{rid}/{chart.name}.svg", chart.svg)
         for path, data in _data_files(run).items():
             out.add(path, data)
-        large.append(partial(_emit_made, out, f"data/{rid}/artifacts.json",
-                             partial(artifacts_json, run, shared[rid])))
+        out.add(f"data/{rid}/artifacts.json", artifacts_json(run, shared[rid]))  # see results.json below
     for rendered in report.pages:
         page(f"pages/{rendered.page.name}.html", "page.html", narrative=rendered)
     by_id = {v.id: v for v in views}
@@ -113,13 +112,13 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
         large.append(partial(page, claims_page(view.id), "claims_run.html", run=view, claim_list=own, calls=calls,
                              claim_evidence=claim_evidence, preview=EVIDENCE_PREVIEW,
                              previewed_at=first_with_evidence(own), page_findings=findings_of(own)))
-    large.append(partial(_emit_results, out, report))
+    # results.json names every claim's calls, as artifacts.json every call's files: each
+    # reads every call. Written here, before the page writers are forked: a helper copies
+    # each page of memory its jobs read (see ``run_tasks``), so the helper that wrote one
+    # of them held a copy of most of the pages that hold the calls.
+    _emit_results(out, report)
     out.run_tasks(large + tasks)
     out.add("data/reportgen.toml", (report.source.root / "reportgen.toml").read_bytes())
-
-
-def _emit_made(out: VersionOutput, path: str, make: Callable[[], bytes]) -> None:
-    out.add(path, make())
 
 
 def _audit_jobs(page: Callable[..., None], out: VersionOutput, view: RunView) -> list[Callable[[], None]]:
