@@ -84,11 +84,7 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
         for service in view.services:
             tasks.append(partial(page, f"experiments/{rid}/{service.id}.html", "service.html", run=view,
                                  service=service))
-        for chart in run.charts:
-            out.add(f"charts/{rid}/{chart.name}.svg", chart.svg)
-        for path, data in _data_files(run).items():
-            out.add(path, data)
-        out.add(f"data/{rid}/artifacts.json", artifacts_json(run, shared[rid]))  # see results.json below
+        _emit_run_files(out, run, shared[rid])
     for rendered in report.pages:
         page(f"pages/{rendered.page.name}.html", "page.html", narrative=rendered)
     by_id = {v.id: v for v in views}
@@ -119,6 +115,17 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
     _emit_results(out, report)
     out.run_tasks(large + tasks)
     out.add("data/reportgen.toml", (report.source.root / "reportgen.toml").read_bytes())
+
+
+def _emit_run_files(out: VersionOutput, run: RunReport, shared: RunSheets) -> None:
+    """A run's charts and data files, and its artifacts.json (see results.json in
+    ``render_version``: written before the page writers are forked)."""
+    rid = run.analysis.run.contract.id
+    for chart in run.charts:
+        out.add(f"charts/{rid}/{chart.name}.svg", chart.svg)
+    for path, data in _data_files(run).items():
+        out.add(path, data)
+    out.add(f"data/{rid}/artifacts.json", artifacts_json(run, shared))
 
 
 def _audit_jobs(page: Callable[..., None], out: VersionOutput, view: RunView) -> list[Callable[[], None]]:
