@@ -21,8 +21,8 @@ from reportgen.render.report import Report, RunReport
 from reportgen.render.sheet_record import SheetRecord
 from reportgen.model.artifacts import CallArtifacts
 from reportgen.render.sheets import (
-    Sheet,
     CallLinks,
+    Sheet,
     SheetCall,
     SheetPlace,
     ShownText,

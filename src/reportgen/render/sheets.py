@@ -269,7 +269,7 @@ def _without_svgs(text: str) -> str:
     return "".join(pieces) + text[last:]
 
 
-def sheet_hrefs(places: Sequence[SheetPlace], names: Sequence[str], prefix: str) -> "CallLinks":
+def sheet_hrefs(places: Sequence[SheetPlace], names: Sequence[str], prefix: str) -> CallLinks:
     """Each call's link, by call id: ``prefix`` + sheet name + its anchor."""
     sheet_of: dict[str, str] = {}
     for place, name in zip(places, names):

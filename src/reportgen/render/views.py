@@ -3,8 +3,8 @@ per build, so templates ask for what they need rather than compute it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 from reportgen.analysis.results import ExperimentAnalysis, ServiceResult
