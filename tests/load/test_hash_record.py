@@ -43,11 +43,15 @@ def test_the_record_of_a_folder_s_files_round_trips(tmp_path, settled):
     text = first.to_text()
     assert text.splitlines()[0] == f"{tmp_path / 'a'}\t{HashedFile.of(os.stat(tmp_path / 'a'), SHA).line()}"
     assert text.splitlines()[-1].startswith("folders\t{")
-    again = FileHashes.from_text(text)
+    looked_at = FileHashes.from_text(text)
     for name, data in (("a", b"alpha"), ("b c\tdé", b"beta")):
         path = str(tmp_path / name)
-        assert again.get(path, os.stat(path)) == hashlib.sha256(data).hexdigest()
-    assert again.to_text().splitlines()[:-1] == text.splitlines()[:-1]  # the folders: kept by a walk
+        assert looked_at.get(path, os.stat(path)) == hashlib.sha256(data).hexdigest()
+        assert looked_at.get(path, os.stat(path)) is None  # a record is looked at once, then let go of
+    again = FileHashes.from_text(text)
+    files = read_run_files(tmp_path, again)
+    assert [files.data.kept(rel) for rel in files.sha256] == [None, None]  # both taken from the record, unread
+    assert again.to_text() == text
 
 
 def test_a_first_build_records_every_file_below_the_folder_as_its_walk_names_it(tmp_path, settled):
@@ -64,8 +68,9 @@ def test_a_first_build_records_every_file_below_the_folder_as_its_walk_names_it(
                 for rel, data in files.items()}
     assert dict(record.lines()) == expected
     again = FileHashes.from_text(record.to_text())
-    read_run_files(tmp_path, again)
-    assert again.made == {} and dict(again.lines()) == expected  # each taken from the record, none hashed again
+    listed = read_run_files(tmp_path, again)
+    assert all(listed.data.kept(rel) is None for rel in files)  # each taken from the record, none read again
+    assert dict(again.lines()) == expected and again.entries == {}  # the earlier lines let go of as looked at
 
 
 DAMAGED = [
@@ -89,7 +94,7 @@ def test_a_damaged_line_is_ignored(line):
     hashes = FileHashes.from_text(f"/src/a\t{line}\n/src/b\t{LINE}\nfolders\t{{}}\n")
     assert hashes.get("/src/a", STAT) is None
     assert hashes.get("/src/b", STAT) == SHA  # the lines around it are read as ever
-    assert hashes.to_text() == f"/src/b\t{LINE}\nfolders\t{{}}\n"  # and it is not kept
+    assert hashes.entries == {}  # both let go of: what is kept is what a walk records (next test)
 
 
 def test_a_file_whose_record_is_damaged_is_hashed_again(tmp_path, settled, monkeypatch):
@@ -153,8 +158,9 @@ def test_the_record_is_saved_a_piece_at_a_time_and_read_back_whole(tmp_path, set
     assert recall(path) == whole and path.read_bytes().split(b"\n", 1)[0].endswith(_check(path, whole))
     again = load_file_hashes(cache, source)
     assert again is not None and again.folders.folders == record.folders.kept()
-    read_run_files(source, again)
-    assert again.made == {} and dict(again.lines()) == dict(record.lines())  # every file from the record
+    listed = read_run_files(source, again)
+    assert all(listed.data.kept(rel) is None for rel in listed.sha256)  # every file from the record, none read
+    assert dict(again.lines()) == dict(record.lines())
     assert keep(path, [b"a", b"", b"bc"]) is None and recall(path) == b"abc"
     path.write_bytes(path.read_bytes().replace(b"abc", b"abd"))
     assert recall(path) is None  # a changed body fails its check

@@ -52,45 +52,44 @@ class FileHashes:
 
     def __init__(self, entries: Mapping[str, str] | None = None, folders: FolderNames | None = None) -> None:
         # path -> its record's line (``HashedFile.line``), as read: a record is looked at
-        # only when its file is listed (see ``get``).
+        # only when its file is listed, and let go of then (see ``get``).
         self.entries: dict[str, str] = dict(entries or {})
-        self.now: dict[str, str] = {}  # this build's, to keep: path -> the record's line
-        # Files hashed by this build, by the folder they were listed below (``put_below``).
+        # This build's record, by the folder its files were listed below (``put_below``).
         self.made: dict[str, _MadeBelow] = {}
         self.folders = folders or FolderNames()
 
     def __len__(self) -> int:
         """The number of files this build's record keeps."""
-        return len(self.now) + sum(len(made.rels) for made in self.made.values())
+        return sum(len(made.rels) for made in self.made.values())
 
     def get(self, path: str, st: Stamp) -> str | None:
         """The recorded sha256 of the file at ``path`` when ``st`` matches its record: what
         ``HashedFile.parse`` of its line and ``matches(st)`` would say, found by comparing
         the line as read, without parsing it (a rebuild asks this of every file, 200,000
-        for 100,000 calls: parsing each first took a quarter more time)."""
-        line = self.entries.get(path)
+        for 100,000 calls: parsing each first took a quarter more time).
+
+        The line is let go of once looked at: whatever this build keeps of the file, it
+        keeps through ``put_below``, as the names and hashes the listing holds anyway.
+        Kept to the end of the listing, the earlier record's lines and paths (and this
+        build's copy of each path) were 0.8 GB for a million calls."""
+        line = self.entries.pop(path, None)
         if line is not None and line[:-SHA256_CHARS] == _stamp(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino):
-            self.now[path] = line
             return line[-SHA256_CHARS:]
         return None
 
     def read_through(self) -> None:
-        """Drop the earlier build's record once the source is listed: what it held of the
-        files and folders found is in this build's (``now``), and the rest is of files
-        gone (at 100,000 calls, 30 MB freed before the record is saved)."""
+        """Drop what is left of the earlier build's record once the source is listed: the
+        lines of files gone, and the folders the walk did not look at."""
         self.entries = {}
         self.folders.folders = {}
 
-    def put(self, path: str, st: Stamp, sha: str) -> None:
-        if _settled(st):
-            self.now[path] = HashedFile.of(st, sha).line()
-
     def put_below(self, root: str, rel: str, st: Stamp, sha: str) -> None:
-        """``put`` for the file ``rel`` (``/``-separated) that a walk of ``root`` listed. A
-        first build hashes every file, 200,000 for 100,000 calls: its record is held as
-        numbers and the two strings the build keeps anyway (the name and the sha256), and
-        made into lines only when saved, by ``to_text`` (a line and an absolute path a
-        file, held from the listing to the end of the build, cost 60 MB)."""
+        """Record the sha256 of the file ``rel`` (``/``-separated) that a walk of ``root``
+        listed, unless it changed too recently (``RACY_SECONDS``). A build records every
+        file it lists, 200,000 for 100,000 calls: its record is held as numbers and the
+        two strings the listing keeps anyway (the name and the sha256), and made into
+        lines only when saved, by ``to_text`` (a line and an absolute path a file, held
+        from the listing to the end of the build, cost 60 MB)."""
         if _settled(st):
             made = self.made.get(root)
             if made is None:
@@ -100,10 +99,8 @@ class FileHashes:
             made.shas.append(sha)
 
     def lines(self) -> Iterator[tuple[str, str]]:
-        """Every file this build's record keeps: (absolute path, its record's line); those
-        found as recorded first, then those hashed now (which a reader of the record takes
-        over an earlier line of the same path), each folder's in the order listed."""
-        yield from self.now.items()
+        """Every file this build's record keeps: (absolute path, its record's line), each
+        listed folder's in the order its files were hashed."""
         for root, made in self.made.items():
             start = entry_prefix(root)  # as the walk names the file: the next build looks it up so
             for rel, st, sha in zip(made.rels, made.stamps, made.shas):
@@ -313,8 +310,8 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
             data = read_bytes(path)
             known = hashlib.sha256(data).hexdigest()
             read.add(rel, known, data)
-            if hashes is not None:
-                hashes.put_below(root, rel, st, known)
+        if hashes is not None:
+            hashes.put_below(root, rel, st, known)
         sha256[rel] = known
 
     drawn = [artifact_kind(rel) == "svg" for rel, _ in listing.files]

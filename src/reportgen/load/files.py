@@ -141,8 +141,9 @@ class FolderNames:
 
     def get(self, path: str, st: os.stat_result) -> list[list[str]] | None:
         """The names of each kind (files, folders, links) recorded for the folder at
-        ``path``, when its times and inode are still those recorded with them."""
-        entry = self.folders.get(path)
+        ``path``, when its times and inode are still those recorded with them. The earlier
+        record of the folder is let go of once looked at (this walk's keeps it when it holds)."""
+        entry = self.folders.pop(path, None)
         if type(entry) is not list or len(entry) != 4 or entry[0] != _folder_stamp(st):
             return None
         names = _unjoined(entry[1:])
