@@ -53,6 +53,20 @@ def test_an_unchanged_file_keeps_its_recorded_hash_and_is_not_read(tmp_path, rea
     assert files.data["a"] == b"alpha" and reads == ["a"]
 
 
+def test_a_listing_that_keeps_no_bytes_hashes_the_same_and_reads_again_when_asked(tmp_path, reads):
+    """A listing sent to the build by a forked copy (keep=False): the files it had to
+    read are hashed as ever, their bytes not held; the build reads them when it needs them."""
+    folder = folder_of(tmp_path, a=b"alpha", **{"b.svg": b"<svg/>"})
+    kept = read_run_files(folder, FileHashes())
+    told: list[object] = []
+    unkept = read_run_files(folder, FileHashes(), told.append, keep=False)
+    assert unkept.sha256 == kept.sha256 and unkept.data.sizes == kept.data.sizes
+    assert [kept.data.kept(rel) for rel in kept.sha256] == [b"alpha", b"<svg/>"]
+    assert [unkept.data.kept(rel) for rel in unkept.sha256] == [None, None] and told == []
+    reads.clear()
+    assert unkept.data["a"] == b"alpha" and reads == ["a"]  # read from the disk, checked against its hash
+
+
 def test_a_changed_file_is_read_again(tmp_path, reads):
     folder = folder_of(tmp_path, a=b"alpha")
     record = FileHashes()

@@ -72,10 +72,14 @@ def test_the_sequential_runner_starts_nothing_beside_the_build():
 
 
 def test_the_parallel_runner_follows_its_tuning():
-    runner = ParallelRunner(Tuning(list_apart_bytes=100, audit_apart_calls=10, step_apart_size=5,
-                                   chart_worker_calls=7, processes=3))
+    runner = ParallelRunner(Tuning(list_apart_bytes=100, audit_apart_calls=10, audit_apart_max_calls=20,
+                                   step_apart_size=5, chart_worker_calls=7, processes=3))
     assert [runner.lists_apart(99), runner.lists_apart(100)] == [False, True]
-    assert [runner.audits_apart(9), runner.audits_apart(10)] == [False, True]
+    # Audited apart from 10 calls, and below 20: a larger run's copy would hold a copy of each call it walks.
+    assert [runner.audits_apart(9), runner.audits_apart(10), runner.audits_apart(19), runner.audits_apart(20)] == [
+        False, True, True, False]
+    default = ParallelRunner()
+    assert default.audits_apart(100_000) and not default.audits_apart(1_000_000)
     assert [runner.steps_apart(4), runner.steps_apart(5)] == [False, True]
     assert [runner.charts_apart(6), runner.charts_apart(7)] == [False, True]
     assert runner.processes == 3

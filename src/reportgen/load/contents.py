@@ -263,10 +263,6 @@ class FileContents(Mapping[str, bytes]):
         the disk (checked against the sha256 again) and is not kept."""
         self.kept_bytes, self._read, self._keeps = KeptBytes(), {}, False
 
-    def unread(self) -> "FileContents":
-        """The same files, none of their bytes kept (read again, and checked, when asked for)."""
-        return FileContents(self.root, self.sha256, self.sizes)
-
     def ref(self, rel: str) -> "FileRef":
         return FileRef(self, rel)
 
@@ -288,12 +284,14 @@ class FileRef:
 
 
 def read_run_files(folder: Path, hashes: FileHashes | None = None,
-                   drawings: Callable[[RunFiles], None] | None = None) -> RunFiles:
+                   drawings: Callable[[RunFiles], None] | None = None, keep: bool = True) -> RunFiles:
     """Every regular file below ``folder``, hashed: from ``hashes`` when a file is as it
-    was recorded there, else read (and its bytes kept). ``drawings``: called with the
-    folder's SVG files alone, once they are hashed and before any other file is read,
-    when some of them had to be read (new or changed since the hashes were recorded), so
-    that rendering them can start while the rest is read."""
+    was recorded there, else read (and its bytes kept, unless ``keep`` is False: a listing
+    handed to another process, which reads what it needs again; ``drawings``, which
+    takes the bytes read, is then never called). ``drawings``: called
+    with the folder's SVG files alone, once they are hashed and before any other file is
+    read, when some of them had to be read (new or changed since the hashes were
+    recorded), so that rendering them can start while the rest is read."""
     known = hashes.folders if hashes is not None else None  # recorded hashes and names go by absolute path
     root = os.path.abspath(folder)
     listing = list_folder(root, with_stat=True, known=known, settled_before=time.time() - RACY_SECONDS)
@@ -309,7 +307,8 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
         if known is None:
             data = read_bytes(path)
             known = hashlib.sha256(data).hexdigest()
-            read.add(rel, known, data)
+            if keep:
+                read.add(rel, known, data)
         if hashes is not None:
             hashes.put_below(root, rel, st, known)
         sha256[rel] = known

@@ -26,12 +26,13 @@ from reportgen.model.source import RawLog, RawRow, RunFiles, SourceSnapshot, Val
 
 def read_source(source: Path, hashes: FileHashes | None = None,
                 drawings: Callable[[str, RunFiles], None] | None = None,
-                version_label: str | None = None) -> SourceSnapshot | None:
+                version_label: str | None = None, keep: bool = True) -> SourceSnapshot | None:
     """Every input file, hashed (``hashes``: those known from an earlier build; see
     ``contents``); None when the site configuration itself has problems (``load_source``
     then reports them, with every other problem). ``drawings``: called with each
     experiment folder's name and its SVG files, before the folder's other files are read.
-    ``version_label``: the version to build, in place of reportgen.toml's."""
+    ``version_label``: the version to build, in place of reportgen.toml's. ``keep``: see
+    ``read_run_files``."""
     problems = Collector()
     if not source.is_dir():
         return None
@@ -40,7 +41,7 @@ def read_source(source: Path, hashes: FileHashes | None = None,
     names = _experiment_names(experiments_dir, config, problems)
     if config is None or problems.problems or any(_log_too_large(experiments_dir / n) for n in names):
         return None  # load_source reports why, without reading the oversized log
-    runs = {name: read_run_files(experiments_dir / name, hashes, partial(drawings, name) if drawings else None)
+    runs = {name: read_run_files(experiments_dir / name, hashes, partial(drawings, name) if drawings else None, keep)
             for name in names}
     return SourceSnapshot(config, runs, _digest(source, [(f"experiments/{n}", f) for n, f in runs.items()]))
 

@@ -4,7 +4,9 @@ while the build itself analyses the run and lists its artifacts.
 Without --redact the audit changes nothing the other stages use: it only finds (its
 findings) and learns (the artifact contents it found free of credentials). Working
 those out walks every call and artifact of the run: a rebuild of 100,000 calls spent
-some three seconds on it with the second core idle.
+some three seconds on it with the second core idle. Not for the largest runs (see
+``Tuning.audit_apart_max_calls``): walking every call, the copy comes to hold a copy of
+each, as much memory again as the build's own.
 """
 
 from __future__ import annotations

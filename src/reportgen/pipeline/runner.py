@@ -6,7 +6,8 @@ Every place where the build may work on more than one core asks its runner:
   (``source_reading``);
 - the listing of the source folder, by a forked copy, while the logs are parsed
   (``source_reading``);
-- the audit of a large run, by a forked copy, while the run is analysed (``audit_apart``);
+- the audit of a large run (up to the size where the copy would double the memory), by
+  a forked copy, while the run is analysed (``audit_apart``);
 - steps that hand nothing back (saving records, the page of changes), by forked copies
   (``start_apart``);
 - a large run's charts, drawn by a worker process (``stages``);
@@ -43,6 +44,10 @@ class Tuning:
     # files (a record holds about 320 bytes a file).
     list_apart_bytes: int = 4_000_000
     audit_apart_calls: int = 20_000  # a run's calls from which it is audited apart
+    # ... and up to which: a copy holds its own copy of every call it walks (CPython
+    # writes each object's reference count as it is read), 2 KB a call: at a million
+    # calls, 2.2 GB beside the build's 2.3 GB, to save some 30 s of a rebuild.
+    audit_apart_max_calls: int = 250_000
     step_apart_size: int = 20_000  # files or calls from which a step handing nothing back is done apart
     chart_worker_calls: int = 20_000  # a source's calls from which charts are drawn by a worker
     processes: int | None = None  # page writers and SVG renderers; None: one per core
@@ -84,7 +89,7 @@ class ParallelRunner:
         return record_bytes >= self.tuning.list_apart_bytes
 
     def audits_apart(self, n_calls: int) -> bool:
-        return n_calls >= self.tuning.audit_apart_calls
+        return self.tuning.audit_apart_calls <= n_calls < self.tuning.audit_apart_max_calls
 
     def steps_apart(self, size: int) -> bool:
         return size >= self.tuning.step_apart_size
