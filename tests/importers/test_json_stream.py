@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reportgen.importers.json_stream import Item, StreamError, stream_items, stream_members
+from reportgen.json_stream import Item, StreamError, stream_items, stream_members
 
 scalars = st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=True) \
     | st.text(max_size=12)

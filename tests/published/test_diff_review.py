@@ -8,6 +8,8 @@ import dataclasses
 import re
 from pathlib import Path
 
+import pytest
+
 from conftest import CONTRACT, default_rows
 from sitecheck import broken_links, parse, text
 from test_versions import mini_site
@@ -121,3 +123,44 @@ def test_the_diff_reads_claims_without_their_evidence_and_finds_the_same_changes
     assert dataclasses.replace(slow, records=quick.records) == quick  # every change alike
     assert quick.records == {cid: tuple(None if c is None else {k: v for k, v in c.items() if k != "evidence"}
                                         for c in pair) for cid, pair in slow.records.items()}
+
+
+def test_claims_without_evidence_are_read_a_claim_at_a_time(tmp_path, run_cli, make_source, monkeypatch):
+    """The page of changes reads results.json streamed, never whole (330 MB of JSON at a
+    million calls); what it reads is what the whole file says, bar the lists of calls."""
+    import pathlib
+
+    from reportgen.published.read import read_version
+
+    _, new = _flip_sites(tmp_path, run_cli, make_source)
+    read_whole: list[str] = []
+    real = pathlib.Path.read_text
+    monkeypatch.setattr(pathlib.Path, "read_text", lambda self, *a, **k: read_whole.append(self.name) or real(self, *a, **k))
+    light = read_version(new, evidence=False)
+    assert "results.json" not in read_whole and "manifest.json" in read_whole
+    assert light.label == new.name and light.claims and not any("evidence" in c for c in light.claims.values())
+
+
+@pytest.mark.parametrize("body, said", [
+    ('{"claims": [{"id": "a", "verdict": null, "evidence": ["x"]}', "not valid JSON"),
+    ('{"claims": [1, 2,]}', "not valid JSON"),
+    ('[1, 2]', "not in the expected format"),
+    (b'{"claims": ["\xff"]}', "not valid JSON"),
+])
+def test_a_damaged_results_file_is_said_plainly(tmp_path, run_cli, make_source, body, said):
+    from reportgen.published.read import PublishedError, read_version
+
+    _, new = _flip_sites(tmp_path, run_cli, make_source)
+    results = new / "data" / "results.json"
+    results.write_bytes(body if isinstance(body, bytes) else body.encode())
+    with pytest.raises(PublishedError, match=said) as caught:
+        read_version(new, evidence=False)
+    assert "Traceback" not in str(caught.value)
+
+
+def test_an_empty_list_of_claims_reads_as_no_claims(tmp_path, run_cli, make_source):
+    from reportgen.published.read import read_version
+
+    _, new = _flip_sites(tmp_path, run_cli, make_source)
+    (new / "data" / "results.json").write_text('{"version": "v9", "claims": []}')
+    assert read_version(new, evidence=False).claims == {} and read_version(new, evidence=False).label == "v9"

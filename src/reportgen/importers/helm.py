@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.errors import InputError, Problem
-from reportgen.importers.json_stream import Item, StreamError, stream_items, stream_members
+from reportgen.json_stream import Item, StreamError, stream_items, stream_members
 from reportgen.importers.records import NO_REQUEST, HarnessLog, MetricKind, Payload, Sample, json_object
 from reportgen.importers.spool import Spool
 from reportgen.model.outcomes import Status

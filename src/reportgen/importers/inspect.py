@@ -34,7 +34,7 @@ from reportgen.importers.inspect_samples import (
     sample_payload,
     value_kind,
 )
-from reportgen.importers.json_stream import Item, StreamError, stream_members
+from reportgen.json_stream import Item, StreamError, stream_members
 from reportgen.importers.records import HarnessLog, MetricKind, Payload, Sample, json_object
 from reportgen.importers.spool import Spool
 from reportgen.model.ordering import natural_key

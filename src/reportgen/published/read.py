@@ -14,12 +14,12 @@ import hashlib
 import json
 import shutil
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from reportgen.errors import ReportgenError
+from reportgen.json_stream import Item, StreamError, stream_members
 from reportgen.load.artifacts import sized_drawing_digest
 from reportgen.load.source import load_source
 from reportgen.write.store import store_folder
@@ -93,9 +93,9 @@ class PublishedVersion:
         return out
 
 
-def _read_json(path: Path, what: str, hook: Callable[[dict], Any] | None = None) -> Any:
+def _read_json(path: Path, what: str) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"), object_hook=hook)
+        return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise PublishedError(f"{path}: not found; is this a version folder built by reportgen ({what})?") from None
     except (ValueError, UnicodeDecodeError) as exc:
@@ -113,7 +113,8 @@ def read_version(folder: Path, store: Path | None = None, evidence: bool = True)
     if isinstance(manifest, dict) and manifest.get("schema") != MANIFEST_SCHEMA:
         raise PublishedError(f"{folder / 'manifest.json'}: schema {manifest.get('schema')!r}, not {MANIFEST_SCHEMA!r}: "
                              "built by another release of reportgen; verify it with that release")
-    results = _read_json(folder / "data" / "results.json", "every claim", None if evidence else _without_evidence)
+    results = (_read_json(folder / "data" / "results.json", "every claim") if evidence
+               else _results_without_evidence(folder / "data" / "results.json"))
     files = manifest.get("files") if isinstance(manifest, dict) else None
     stored = manifest.get("store") if isinstance(manifest, dict) else None
     if not isinstance(files, dict) or not isinstance(stored, dict) or not isinstance(results, dict):
@@ -128,10 +129,34 @@ def read_version(folder: Path, store: Path | None = None, evidence: bool = True)
     return PublishedVersion(folder, files, stored, store or store_folder(folder.parent), results, runs)
 
 
-def _without_evidence(item: dict) -> dict:
-    """A JSON object of results.json, without its list of calls if it is a claim (the
-    list is dropped as soon as its claim is read, not once the whole file is)."""
-    if "evidence" in item and "id" in item and "verdict" in item:
+def _results_without_evidence(path: Path) -> Any:
+    """results.json without each claim's list of calls, read a claim at a time: each
+    list is dropped as soon as its claim is read. Read whole, the claims of a million
+    calls are 330 MB of JSON, held as text and as objects at once."""
+    results: dict[str, Any] = {}
+    claims: list[Any] = []
+    try:
+        for key, value in stream_members(path, "claims"):
+            if isinstance(value, Item):
+                claims.append(_without_evidence(value.value))
+            else:
+                results[key] = value
+    except FileNotFoundError:
+        raise PublishedError(f"{path}: not found; is this a version folder built by reportgen (every claim)?") from None
+    except StreamError as exc:
+        if exc.not_object:
+            return None  # valid JSON, not an object: said by the caller, as for a file read whole
+        raise PublishedError(f"{path}: not valid JSON ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise PublishedError(f"{path}: not valid JSON ({exc})") from None
+    if claims or "claims" not in results:
+        results["claims"] = claims
+    return results
+
+
+def _without_evidence(item: Any) -> Any:
+    """A claim of results.json without its list of calls."""
+    if isinstance(item, dict) and "evidence" in item and "id" in item and "verdict" in item:
         del item["evidence"]
     return item
 
