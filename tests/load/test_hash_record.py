@@ -204,24 +204,85 @@ def test_the_record_s_lines_are_made_as_they_are_written(tmp_path, settled, monk
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")), max_size=6), st.integers(0, 7),
-       st.data())
-def test_a_cache_file_read_a_line_at_a_time_is_checked_as_when_read_whole(tmp_path_factory, lines, taken, data):
-    """``recall_parsed`` gives what ``recall`` gives, split in lines, when the file is whole,
-    however few of the lines the parser reads; None when a byte of it changed."""
-    from itertools import islice
-
-    from reportgen.pipeline.incremental import keep, recall, recall_parsed
+@given(st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")), max_size=6), st.data())
+def test_a_cache_file_read_a_line_at_a_time_is_checked_as_when_read_whole(tmp_path_factory, lines, data):
+    """``recall_open`` gives what ``recall`` gives, as lines to read, when the file is
+    whole (and its last line with the tag asked for); None when a byte of it changed."""
+    from reportgen.pipeline.incremental import keep, recall, recall_open
 
     path = tmp_path_factory.mktemp("cache") / "record.txt"
     body = b"".join(line + b"\n" for line in lines)
     assert keep(path, body) is None
-    assert recall_parsed(path, lambda read: b"".join(read)) == recall(path) == body
-    assert recall_parsed(path, lambda read: list(islice(read, taken))) == [line + b"\n" for line in lines][:taken]
+    opened = recall_open(path, b"x")
+    assert opened is not None
+    with opened[0] as handle:
+        assert handle.read() == recall(path) == body
+    assert opened[1] == next((line + b"\n" for line in reversed(lines) if line.startswith(b"x")), None)
     raw = bytearray(path.read_bytes())
     at = data.draw(st.integers(0, len(raw) - 1))
     raw[at] ^= data.draw(st.integers(1, 255))
     path.write_bytes(bytes(raw))
-    assert recall_parsed(path, lambda read: list(islice(read, taken))) is None
+    assert recall_open(path, b"x") is None
     assert recall(path) is None
-    assert recall_parsed(tmp_path_factory.mktemp("none") / "gone.txt", list) is None
+    assert recall_open(tmp_path_factory.mktemp("none") / "gone.txt", b"x") is None
+
+
+def _streamed(*paths: str) -> FileHashes:
+    return FileHashes.streamed(iter([f"{p}\t{LINE}\n".encode() for p in paths] + [b"folders\t{}\n"]), b"folders\t{}\n")
+
+
+def test_a_streamed_record_is_read_as_far_as_the_walk_asks():
+    hashes = _streamed("/s/a", "/s/b", "/s/c", "/s/d")
+    assert hashes.get("/s/a", STAT) == SHA and hashes.entries == {}  # in order: nothing held
+    assert hashes.get("/s/c", STAT) == SHA and list(hashes.entries) == ["/s/b"]  # passed over: kept for later
+    assert hashes.get("/s/b", STAT) == SHA and hashes.entries == {}
+    assert hashes.get("/s/new", STAT) is None and list(hashes.entries) == ["/s/d"]  # not recorded: read to the end
+    assert hashes.get("/s/d", STAT) == SHA and hashes.get("/s/d", STAT) is None
+    hashes.read_through()
+    assert hashes.ahead is None and hashes.entries == {}
+
+
+def test_a_path_far_ahead_in_the_record_is_hashed_again(monkeypatch):
+    """A walk asks for the files in the order the record holds them: a path more than
+    LOOK_AHEAD lines further on is taken as not recorded (hashed again: safe), so that a
+    run of new files does not make the build hold the whole record."""
+    monkeypatch.setattr(contents, "LOOK_AHEAD", 2)
+    hashes = _streamed("/s/a", "/s/b", "/s/c", "/s/d")
+    assert hashes.get("/s/d", STAT) is None and list(hashes.entries) == ["/s/a", "/s/b"]
+    assert hashes.get("/s/c", STAT) == SHA and hashes.get("/s/a", STAT) == SHA
+    assert hashes.get("/s/d", STAT) == SHA  # still there, once the walk gets to it
+
+
+def test_a_rebuild_reads_the_record_in_step_with_its_walk(tmp_path, settled, monkeypatch):
+    """Saved by one build, the record is read by the next as its walk goes: not one line
+    held beyond the one asked for, and every file taken from the record."""
+    from reportgen.pipeline.incremental import load_file_hashes, save_file_hashes
+
+    source, cache = tmp_path / "source", tmp_path / "cache"
+    for i in range(30):
+        (source / f"c{i:02d}").mkdir(parents=True)
+        (source / f"c{i:02d}" / "response.txt").write_bytes(b"answer %d" % i)
+        (source / f"c{i:02d}" / "image.svg").write_bytes(b"<svg>%d</svg>" % i)
+    first = FileHashes()
+    read_run_files(source, first)
+    save_file_hashes(cache, source, first)
+    again = load_file_hashes(cache, source)
+    assert again is not None and again.entries == {}
+    held: list[int] = []
+    real = again.get
+    monkeypatch.setattr(again, "get", lambda path, st: held.append(len(again.entries)) or real(path, st))
+    listed = read_run_files(source, again)
+    assert len(held) == 60 and max(held) == 0
+    assert all(listed.data.kept(rel) is None for rel in listed.sha256)  # none read
+
+
+def test_the_record_read_is_the_one_checked_even_if_another_is_saved_over_it(tmp_path):
+    from reportgen.pipeline.incremental import keep, recall_open
+
+    path = tmp_path / "record.txt"
+    assert keep(path, b"first\nfolders\t{}\n") is None
+    opened = recall_open(path, b"folders\t")
+    assert opened is not None
+    assert keep(path, b"second\nfolders\t{}\n") is None  # another build's, renamed over it
+    with opened[0] as handle:
+        assert handle.read() == b"first\nfolders\t{}\n"

@@ -35,14 +35,14 @@ def _rows_with_findings():
 
 
 def _forks_counted(monkeypatch, fail: bool = False) -> list[str]:
-    """Each copy the build forks, as "listing" (it goes on after its result) or "step";
+    """Each copy the build forks, as "listing" (the source listed apart) or "step";
     with ``fail``, every copy fails (the build then does the step itself)."""
     made: list[str] = []
     real = fork.Forked.__init__
 
-    def counting(self, step, then=None, report=False):
-        made.append("listing" if then else "step")
-        real(self, (lambda: 1 / 0) if fail else step, then, report)
+    def counting(self, step, report=False):
+        made.append("listing" if getattr(step, "__name__", "") == "_listed" else "step")
+        real(self, (lambda: 1 / 0) if fail else step, report)
 
     monkeypatch.setattr(fork.Forked, "__init__", counting)
     return made
@@ -172,40 +172,19 @@ def test_a_bad_artifact_path_is_reported_alike_when_the_folder_is_listed_apart(
                                 "in the experiment folder")
 
 
-def test_a_copy_sends_its_result_before_it_goes_on(tmp_path):
-    """``then`` runs in the copy after its result is sent: the build has the result while
-    the copy is still at work, and ``close`` waits for the copy to end."""
+def test_the_result_comes_once_the_copy_has_ended():
+    """``result`` waits for the copy to end: its memory is gone before the build
+    unpickles what it sent (the listing of a million calls: 2 GB in the copy)."""
     import os
-    import time
 
     from reportgen.fork import Forked
 
-    go, done = tmp_path / "go", tmp_path / "done"
-
-    def then():
-        deadline = time.monotonic() + 30
-        while not go.exists() and time.monotonic() < deadline:  # until the build has the result
-            time.sleep(0.01)
-        done.write_text("after the result" if go.exists() else "before the result")
-
-    copy = Forked(lambda: {"listed": 3}, then=then)
-    assert copy.result() == {"listed": 3}
-    assert not done.exists()
-    go.touch()
+    copy = Forked(lambda: {"listed": 3})
     pid = copy.pid
-    copy.close()
-    assert done.read_text() == "after the result"
-    with pytest.raises(ChildProcessError):  # reaped
+    assert pid is not None and copy.result() == {"listed": 3}
+    with pytest.raises(ChildProcessError):  # ended and reaped
         os.waitpid(pid, os.WNOHANG)
-
-
-def test_a_copy_that_fails_after_sending_its_result_keeps_the_result():
-    from reportgen.fork import Forked
-
-    copy = Forked(lambda: "listing", then=lambda: 1 / 0)
-    assert copy.result() == "listing"
-    assert copy.wait() != 0
-    assert Forked(lambda: 1 / 0, then=lambda: None).result() is None
+    assert Forked(lambda: 1 / 0).result() is None
 
 
 def test_the_source_record_is_saved_and_let_go_of_before_the_pages_are_written(make_source, tmp_path, monkeypatch):
@@ -287,8 +266,8 @@ def _read_ahead_copies(monkeypatch) -> list[tuple[bool, int | None]]:
     made: list[tuple[bool, int | None]] = []
     real = fork.Forked.__init__
 
-    def recorded(self, step, then=None, report=False):
-        real(self, step, then, report)
+    def recorded(self, step, report=False):
+        real(self, step, report)
         if getattr(step, "func", None) is source_reading.read_ahead:
             made.append((step.keywords.get("contents", step.args[1:2] == (True,)), self.pid))
 

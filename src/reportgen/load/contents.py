@@ -50,10 +50,14 @@ class FileHashes:
     file as it is now, is ignored: the file is read and hashed again.
     """
 
-    def __init__(self, entries: Mapping[str, str] | None = None, folders: FolderNames | None = None) -> None:
+    def __init__(self, entries: Mapping[str, str] | None = None, folders: FolderNames | None = None,
+                 ahead: Iterator[tuple[str, str]] | None = None) -> None:
         # path -> its record's line (``HashedFile.line``), as read: a record is looked at
         # only when its file is listed, and let go of then (see ``get``).
         self.entries: dict[str, str] = dict(entries or {})
+        # The earlier record's lines not read yet, (path, line) in the order it was saved
+        # (``streamed``): read as the walk asks for them.
+        self.ahead = ahead
         # This build's record, by the folder its files were listed below (``put_below``).
         self.made: dict[str, _MadeBelow] = {}
         self.folders = folders or FolderNames()
@@ -73,14 +77,32 @@ class FileHashes:
         Kept to the end of the listing, the earlier record's lines and paths (and this
         build's copy of each path) were 0.8 GB for a million calls."""
         line = self.entries.pop(path, None)
+        if line is None and self.ahead is not None:
+            line = self._read_up_to(path)
         if line is not None and line[:-SHA256_CHARS] == _stamp(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino):
             return line[-SHA256_CHARS:]
         return None
 
+    def _read_up_to(self, path: str) -> str | None:
+        """The line of ``path`` from the record's lines not read yet, those before it kept
+        for later (files asked for out of order, or gone). A build saves its record in
+        the order its walk hashes the files, the order the next walk asks for them: read
+        so, the record of a million calls' files is never held whole (it was 1 GB of
+        strings, and as much again left unused by the memory allocator once let go of).
+        A path not among the next ``LOOK_AHEAD`` lines is taken as not recorded: the file
+        is read and hashed, as a new one is."""
+        assert self.ahead is not None
+        for recorded, line in islice(self.ahead, LOOK_AHEAD):
+            if recorded == path:
+                return line
+            self.entries[recorded] = line
+        return None
+
     def read_through(self) -> None:
         """Drop what is left of the earlier build's record once the source is listed: the
-        lines of files gone, and the folders the walk did not look at."""
+        lines of files gone (or not read), and the folders the walk did not look at."""
         self.entries = {}
+        self.ahead = None
         self.folders.folders = {}
 
     def put_below(self, root: str, rel: str, st: Stamp, sha: str) -> None:
@@ -132,14 +154,20 @@ class FileHashes:
         return cls.from_lines(text.splitlines())
 
     @classmethod
+    def streamed(cls, lines: Iterable[bytes], folders: bytes | None) -> "FileHashes":
+        """The record whose file lines are ``lines`` (UTF-8, read as the walk asks for
+        them: see ``get``) and whose folders are the line ``folders``."""
+        body = _folders_of(folders.decode("utf-8", "replace")) if folders is not None else {}
+        return cls(folders=FolderNames(body), ahead=_file_lines(lines))
+
+    @classmethod
     def from_lines(cls, lines: Iterable[str]) -> "FileHashes":
         """``from_text`` of the text these are the lines of (``str.splitlines``)."""
         entries = {}
         folders: dict[str, list] = {}
         for line in lines:
             if line.startswith(_FOLDERS):
-                body = json.loads(line[len(_FOLDERS):])
-                folders = body if isinstance(body, dict) else {}
+                folders = _folders_of(line)
                 continue
             path, _, record = line.rpartition("\t")
             if path and len(record) > SHA256_CHARS:  # compared with its file once listed (get)
@@ -148,7 +176,34 @@ class FileHashes:
 
 
 _FOLDERS = "folders\t"
+FOLDERS_TAG = _FOLDERS.encode()  # how the record's line of folders starts
 SHA256_CHARS = 64
+LOOK_AHEAD = 4096  # lines of the record read past, at most, for a path it does not hold there
+
+
+def _folders_of(line: str) -> dict[str, list]:
+    try:
+        body = json.loads(line[len(_FOLDERS):])
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _file_lines(lines: Iterable[bytes]) -> Iterator[tuple[str, str]]:
+    """(path, line) of each file's line of the record, up to its folders' line; a line
+    that does not read is left out (its file is hashed again)."""
+    for raw in lines:
+        if raw.startswith(FOLDERS_TAG):
+            return
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        # Split as str.splitlines splits the whole text (a '\n' byte is never inside a UTF-8 character).
+        for part in text.splitlines():
+            path, _, record = part.rpartition("\t")
+            if path and len(record) > SHA256_CHARS:
+                yield path, record
 
 
 def _settled(st: Stamp) -> bool:

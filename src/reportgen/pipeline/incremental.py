@@ -21,12 +21,12 @@ import zlib
 from dataclasses import dataclass, field
 from importlib import metadata, resources
 from pathlib import Path
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Iterable, Mapping, TypeVar
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, BinaryIO, Iterable, Mapping
 
 from reportgen.atomic import write_atomic
 from reportgen import __version__
-from reportgen.load.contents import FileHashes
+from reportgen.load.contents import FOLDERS_TAG, FileHashes
 from reportgen.load.files import plain_files
 from reportgen.render import svg
 from reportgen.render.render_cache import read_record
@@ -130,7 +130,6 @@ def save_record(path: Path, key: str, renders: Mapping[str, list], summary: Reme
 # whose rest does not hash to it (damaged, cut short, of another format, or moved from
 # another name) is read as absent: the build does what it does without a cache.
 CHECK_TAG = b"reportgen.cache/1 "
-T = TypeVar("T")
 
 
 def _checker(path: Path) -> "hashlib._Hash":
@@ -156,27 +155,34 @@ def recall(path: Path) -> bytes | None:
     return body
 
 
-def recall_parsed(path: Path, parse: Callable[[Iterator[bytes]], T]) -> T | None:
-    """``parse`` of the body's lines of a cache file ``keep`` wrote, read a line at a time,
-    when the file is whole and unchanged; else None. (The record of a million calls'
-    files is some 600 MB: read whole, decoded, then split, it was held three times over
-    in the copy that lists the source, beside the build parsing its log.)"""
+def recall_open(path: Path, last_tag: bytes) -> tuple[BinaryIO, bytes | None] | None:
+    """A cache file ``keep`` wrote, checked whole, open at its body's first line; with its
+    last line that starts with ``last_tag`` (None when none does). None when the file is
+    not whole or was changed. The file is read twice through the one handle: checked,
+    then read by the caller, a line at a time (the record of a million calls' files is
+    600 MB: read whole, decoded, then split, it was held three times over in the copy
+    that lists the source, beside the build parsing its log). A file renamed over it
+    meanwhile (another build's record) is not read: the handle stays on the one checked."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.readline()
-            check = _checker(path)
-
-            def lines() -> Iterator[bytes]:
-                for line in handle:
-                    check.update(line)
-                    yield line
-
-            parsed = parse(lines())
-            for line in handle:  # whatever ``parse`` left unread is checked too
-                check.update(line)
+        handle = open(path, "rb")
     except OSError:
         return None
-    return parsed if head == CHECK_TAG + check.hexdigest().encode() + b"\n" else None
+    try:
+        head = handle.readline()
+        start = handle.tell()
+        check = _checker(path)
+        last = None
+        for line in handle:
+            check.update(line)
+            if line.startswith(last_tag):
+                last = line
+        if head == CHECK_TAG + check.hexdigest().encode() + b"\n":
+            handle.seek(start)
+            return handle, last
+    except OSError:
+        pass
+    handle.close()
+    return None
 
 
 def keep(path: Path, data: bytes | Iterable[bytes]) -> str | None:
@@ -314,19 +320,20 @@ def _hashes_path(cache: Path, source: Path) -> Path:
 
 def load_file_hashes(cache: Path | None, source: Path) -> FileHashes | None:
     """The hashes of the source's files as the last build of it took them (see
-    load.contents); None without a cache."""
+    load.contents), read as the walk asks for them; None without a cache."""
     if cache is None:
         return None
-    try:
-        hashes = recall_parsed(_hashes_path(cache, source), _hashes_of_lines)
-    except (ValueError, UnicodeDecodeError):
+    opened = recall_open(_hashes_path(cache, source), FOLDERS_TAG)
+    if opened is None:
         return FileHashes()
-    return hashes if hashes is not None else FileHashes()
+    handle, folders = opened
+    return FileHashes.streamed(_closing_lines(handle), folders)
 
 
-def _hashes_of_lines(lines: Iterator[bytes]) -> FileHashes:
-    # Split as str.splitlines splits the whole text (a '\n' byte is never inside a UTF-8 character).
-    return FileHashes.from_lines(part for line in lines for part in line.decode("utf-8").splitlines())
+def _closing_lines(handle: BinaryIO) -> Iterator[bytes]:
+    """The lines of ``handle``, closed once read through, or once the reader lets go."""
+    with handle:
+        yield from handle
 
 
 def file_hashes_size(cache: Path | None, source: Path) -> int:

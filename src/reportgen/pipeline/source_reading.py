@@ -8,7 +8,7 @@ copy half way and finds the rest read.
 A rebuild of a large source finds most of its files as recorded, yet listing them takes
 one lstat each (270,000 for 100,000 calls), and parsing the log's rows as long again,
 each on one core. When the record is large enough for it to pay, a forked copy of the
-build lists the folder, sends it back and then saves the record, while the build parses
+build lists the folder, saves the record and sends the listing back, while the build parses
 the logs (``load_source`` waits for the listing only once a log is parsed). A copy that
 fails leaves the reading to the build, as in a first build: see ``forked``.
 """
@@ -48,7 +48,7 @@ class SourceReading:
         record_bytes = file_hashes_size(cache, source)
         self.ahead = self._read_ahead(record_bytes == 0)
         if runner.lists_apart(record_bytes):
-            self.copy = Forked(self._listed, then=self._save)
+            self.copy = Forked(self._listed)
             copies.callback(self.copy.close)  # a failed build waits for it: it saves the record whole
         else:
             self.snapshot()  # at once: the SVGs start rendering while the logs are parsed
@@ -89,7 +89,7 @@ class SourceReading:
         calls) and in every copy the page writers fork. Should a copy fail, no record
         is kept, and the next build reads every file again, as after a crash."""
         copy = self.copy
-        if copy is not None:  # the copy saves it once the listing is sent
+        if copy is not None:  # the copy saved it before sending the listing
             self.hashes = None
             return lambda: copy.close()
         size = len(self.hashes) if self.hashes is not None else 0
@@ -105,7 +105,13 @@ class SourceReading:
         of the files it had to read (the logs, which the build reads itself, are most of
         them: sending them back cost more than reading them again; and held to the end
         of the listing, a million calls' log was 260 MB more in the copy)."""
-        return self._read(None, keep=False)
+        snapshot = self._read(None, keep=False)
+        # Saved before the listing is sent, so that the copy has ended (and its memory is
+        # gone) when the build unpickles the listing: at a million calls they were 2 GB
+        # and 2.6 GB at once. The build, which waits for the listing, waits for this too
+        # (some 3 s at a million calls).
+        self._save()
+        return snapshot
 
     def _read(self, drawings: Drawings | None, keep: bool = True) -> SourceSnapshot | None:
         """The source read against the earlier build's record of its files, which is
