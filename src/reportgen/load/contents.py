@@ -88,7 +88,7 @@ class FileHashes:
         for later (files asked for out of order, or gone). A build saves its record in
         the order its walk hashes the files, the order the next walk asks for them: read
         so, the record of a million calls' files is never held whole (it was 1 GB of
-        strings, and as much again left unused by the memory allocator once let go of).
+        strings, and 0.8 GB more that the memory allocator kept once they were let go of).
         A path not among the next ``LOOK_AHEAD`` lines is taken as not recorded: the file
         is read and hashed, as a new one is."""
         assert self.ahead is not None

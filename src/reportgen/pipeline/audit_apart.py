@@ -1,5 +1,5 @@
 """The audit of a large run, worked out in a forked copy of the build (see ``forked``)
-while the build itself analyses the run and lists its artifacts.
+while the build itself analyses the run: forked once the run's artifacts are listed.
 
 Without --redact the audit changes nothing the other stages use: it only finds (its
 findings) and learns (the artifact contents it found free of credentials). Working
@@ -11,11 +11,12 @@ each, as much memory again as the build's own.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from reportgen.audit.stage import audit_with_artifacts
 from reportgen.fork import Forked
-from reportgen.load.artifacts import collect_artifacts
+from reportgen.model.artifacts import CallArtifacts
 from reportgen.model.findings import Finding
 from reportgen.model.source import ValidatedRun, ValidatedSource
 from reportgen.pipeline.runner import Runner
@@ -33,13 +34,15 @@ class AuditsApart:
     """The runs being audited in forked copies of the build, by run id. Leaving the
     ``with`` block stops any copy still at work."""
 
-    def __init__(self, validated: ValidatedSource, clean: set[str] | None, redact: bool, runner: Runner) -> None:
+    def __init__(self, validated: ValidatedSource, artifacts: Mapping[str, dict[str, CallArtifacts]],
+                 clean: set[str] | None, redact: bool, runner: Runner) -> None:
         self.running: dict[str, Forked[Found]] = {}
         if redact:
             return  # --redact audits the redacted copies, which only the build's own process makes
         for run in validated.runs:
             if runner.audits_apart(len(run.calls)):
-                self.running[run.contract.id] = _fork_audit(run, clean, validated.config.not_credentials)
+                self.running[run.contract.id] = _fork_audit(run, artifacts[run.contract.id], clean,
+                                                            validated.config.not_credentials)
 
     def __enter__(self) -> "AuditsApart":
         return self
@@ -57,10 +60,11 @@ class AuditsApart:
         return found if isinstance(found, Found) else None
 
 
-def _fork_audit(run: ValidatedRun, clean: set[str] | None, not_credentials: tuple[str, ...]) -> Forked[Found]:
+def _fork_audit(run: ValidatedRun, artifacts: dict[str, CallArtifacts], clean: set[str] | None,
+               not_credentials: tuple[str, ...]) -> Forked[Found]:
     def audit() -> Found:
         before = set(clean) if clean is not None else set()
-        audited = audit_with_artifacts(run, collect_artifacts(run), clean, not_credentials)
+        audited = audit_with_artifacts(run, artifacts, clean, not_credentials)
         return Found(audited.findings, frozenset(clean - before) if clean is not None else frozenset())
 
     return Forked(audit)

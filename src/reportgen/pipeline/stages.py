@@ -29,6 +29,7 @@ from reportgen.pipeline.summary import BuildSummary, summary_of
 from reportgen.claims.make import build_claims
 from reportgen.load.artifacts import collect_artifacts
 from reportgen.load.contents import FileContents
+from reportgen.model.artifacts import CallArtifacts
 from reportgen.model.source import ValidatedSource
 from reportgen.render.narrative import Page, load_pages, render_pages
 from reportgen.render.pages import findings_index, render_version
@@ -51,12 +52,16 @@ def analysed_report(validated: ValidatedSource, check: IncrementalCheck, renders
                     progress: Progress, runner: Runner) -> Report:
     """Audit, analysis and claims of every run, with its renders and charts."""
     clean = check.clean_contents()
-    with _chart_drawer(validated, runner) as drawer, AuditsApart(validated, clean, redact, runner) as apart:
+    progress.stage("auditing the run against its contract")
+    # Listed before the audit's copy is forked, which then audits them while the build analyses.
+    artifacts = {run.contract.id: collect_artifacts(run) for run in validated.runs}
+    with (_chart_drawer(validated, runner) as drawer,
+          AuditsApart(validated, artifacts, clean, redact, runner) as apart):
         # Without --redact the audit leaves the runs as they are: each is analysed first,
         # so that its charts are drawn (in their worker) while it is audited (a large
         # run's audit is worked out meanwhile by a copy of the build: see audit_apart).
         early = {} if redact else _analyse_early(validated, drawer, progress)
-        audited = _audit(validated, None if redact else renders, progress, clean, apart)
+        audited = _audit(validated, artifacts, None if redact else renders, clean, apart)
         if redact:
             audited = _redacted(audited, renders, validated.config.not_credentials)
         refuse_errors(audited)
@@ -106,14 +111,13 @@ def _warn_large(report: Report, out: Path, large: dict[str, int], progress: Prog
                        "a large site)")
 
 
-def _audit(validated: ValidatedSource, renders: BackgroundRenders | None,
-           progress: Progress, clean: set[str] | None, apart: AuditsApart) -> list[AuditedRun]:
+def _audit(validated: ValidatedSource, listed: Mapping[str, dict[str, CallArtifacts]],
+           renders: BackgroundRenders | None, clean: set[str] | None, apart: AuditsApart) -> list[AuditedRun]:
     """Each run's findings; ``renders``: where the drawings a run needs start rendering
     while it is audited and analysed."""
-    progress.stage("auditing the run against its contract")
     audited = []
     for run in validated.runs:
-        artifacts = collect_artifacts(run)
+        artifacts = listed[run.contract.id]
         if renders is not None:
             renders.start(run, artifacts)
         found = apart.result(run.contract.id)
