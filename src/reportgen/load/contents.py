@@ -38,10 +38,12 @@ class FileHashes:
     """sha256 of files by path, valid while each file's size, times and inode are those
     recorded with it; and the names in each folder (``FolderNames``).
 
-    Kept between builds as text (``to_text``, ``from_text``):
+    Kept between builds as text (``to_text``; read back by ``streamed``, or whole by
+    ``from_text``):
 
     - one line per file: its absolute path, a tab, and its ``HashedFile`` record
-      (``size mtime_ns ctime_ns inode sha256``, see ``HashedFile.line``);
+      (``size mtime_ns ctime_ns inode sha256``, see ``HashedFile.line``), in the order
+      the walk hashed the files, which is the order the next walk asks for them;
     - last, the folders: ``folders``, a tab, and one line of JSON mapping each folder's
       absolute path to ``[stamp, files, folders, links]``, each kind's names joined by
       NUL (see ``FolderNames``).
