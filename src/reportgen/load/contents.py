@@ -171,9 +171,9 @@ class FileHashes:
             if line.startswith(_FOLDERS):
                 folders = _folders_of(line)
                 continue
-            path, _, record = line.rpartition("\t")
-            if path and len(record) > SHA256_CHARS:  # compared with its file once listed (get)
-                entries[path] = record
+            entry = _entry(line)
+            if entry is not None:  # compared with its file once listed (get)
+                entries[entry[0]] = entry[1]
         return cls(entries, FolderNames(folders))
 
 
@@ -203,9 +203,15 @@ def _file_lines(lines: Iterable[bytes]) -> Iterator[tuple[str, str]]:
             continue
         # Split as str.splitlines splits the whole text (a '\n' byte is never inside a UTF-8 character).
         for part in text.splitlines():
-            path, _, record = part.rpartition("\t")
-            if path and len(record) > SHA256_CHARS:
-                yield path, record
+            entry = _entry(part)
+            if entry is not None:
+                yield entry
+
+
+def _entry(line: str) -> tuple[str, str] | None:
+    """(path, record) of a file's line of the record; None for any other line."""
+    path, _, record = line.rpartition("\t")
+    return (path, record) if path and len(record) > SHA256_CHARS else None
 
 
 def _settled(st: Stamp) -> bool:

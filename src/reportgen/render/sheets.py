@@ -110,6 +110,11 @@ def call_anchor(call_id: str) -> str:
     return "call-" + (call_id if _PLAIN.fullmatch(call_id) else quote(call_id, safe=""))
 
 
+def call_link(sheet: str, call_id: str) -> str:
+    """A call's place on its sheet: the sheet's link and the call's anchor."""
+    return f"{sheet}#{call_anchor(call_id)}"
+
+
 def sheet_key(code_key: str, sheet: Sheet) -> str:
     """What names a sheet (and its pack) before it is made: the code that renders it and
     every field of its record (the record leaves the bytes out; it names them)."""
@@ -288,7 +293,7 @@ class CallLinks(Mapping[str, str]):
         self.sheet_of = sheet_of  # call id -> its sheet's link
 
     def __getitem__(self, call_id: str) -> str:
-        return f"{self.sheet_of[call_id]}#{call_anchor(call_id)}"
+        return call_link(self.sheet_of[call_id], call_id)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.sheet_of)

@@ -23,7 +23,7 @@ from reportgen.render.harness import HarnessLine, harness_lines
 from reportgen.render.report import RunReport
 from reportgen.render.text_runs import first_line, holds_drawings, response_file
 from reportgen.render.shared import FROM_ROOT, RunSheets
-from reportgen.render.sheets import CallLinks, call_anchor
+from reportgen.render.sheets import CallLinks, call_link
 
 if TYPE_CHECKING:  # charts imports altair and pandas: a second, which pages never need
     from reportgen.render.charts import Chart
@@ -47,7 +47,7 @@ class CallView:
     def page(self) -> str:
         """Its place on its sheet, from the version root: ../store/<sheet>.html#<anchor>
         (made when a page links it: held, a string a call)."""
-        return f"{self.sheet}#{call_anchor(self.call.call_id)}"
+        return call_link(self.sheet, self.call.call_id)
 
     @property
     def first_line(self) -> str:
