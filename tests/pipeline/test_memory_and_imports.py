@@ -63,3 +63,12 @@ def test_the_collector_is_off_while_building_and_handed_back_as_found():
 def test_a_build_found_up_to_date_imports_neither_the_later_stages_nor_their_libraries(
         imported_when_up_to_date):
     assert imported_when_up_to_date == []
+
+
+def test_the_later_stages_come_with_the_statistics_they_compute():
+    """``later_stages`` imports scipy.stats with the stages: a large build imports them
+    while its folder is listed apart, and the analysis does not stop for it."""
+    code = ("import sys\nfrom reportgen.pipeline.memory_and_imports import later_stages\n"
+            "before = 'scipy.stats' in sys.modules\nlater_stages()\nprint(before, 'scipy.stats' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False", "True"]
