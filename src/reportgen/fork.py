@@ -19,7 +19,11 @@ thread is started lazily, when an SVG is not in the render cache: a rebuild keep
 steps apart, a first build (whose cores are busy rendering) does them in its own process.
 
 A copy ends once it has sent its result, and ``result`` waits for that: a copy's memory
-(the listing of a million calls' source: 2 GB) is gone before the build unpickles what it sent.
+(the listing of a million calls' source: 2 GB) is gone before the build unpickles what it
+sent. Unless the copy has more to do once its result is sent (``then``: saving what it
+read, say, where the copy is small enough to be held a little longer): ``result`` then
+hands the result back as soon as it is sent, and ``wait`` waits for the rest; a failure
+there is the copy's own (whatever it saves is saved whole or not at all).
 """
 
 from __future__ import annotations
@@ -44,16 +48,18 @@ def may_fork() -> bool:
 
 
 class Forked(Generic[T]):
-    """``step()`` running in a forked copy of this process. ``result`` waits for the
-    step's result and for the copy to end; ``stop`` ends it unwaited (a failed
+    """``step()`` running in a forked copy of this process, then ``then()``. ``result``
+    waits for the step's result and, without ``then``, for the copy to end; ``wait`` for
+    the copy to end; ``stop`` ends it unwaited (a failed
     build leaves no copy behind). A step returns something other than None: None is
     what a failed copy gives. Not started (``result`` None at once) when ``may_fork`` says
     no. ``report``: a failing copy prints its traceback (for a step the build does not
     do again itself)."""
 
-    def __init__(self, step: Callable[[], T], report: bool = False) -> None:
+    def __init__(self, step: Callable[[], T], report: bool = False, then: Callable[[], object] | None = None) -> None:
         self.pid: int | None = None
         self.fd: int | None = None
+        self.then = then is not None
         if not may_fork():
             return
         read, write = os.pipe()
@@ -68,6 +74,9 @@ class Forked(Generic[T]):
             body = pickle.dumps(step(), protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write, "wb") as pipe:
                 pipe.write(body)
+            del body  # sent: not held through ``then``
+            if then is not None:
+                then()
             code = 0
         except BaseException:  # unless asked, nothing said here: the build does the step itself, and reports it
             if report:
@@ -83,7 +92,7 @@ class Forked(Generic[T]):
         fd, self.fd = self.fd, None
         with os.fdopen(fd, "rb") as pipe:
             body = pipe.read()  # to the end: the copy closed the pipe, or ended
-        if self.wait() != 0:
+        if not self.then and self.wait() != 0:
             return None
         try:
             # Our own copy's, through our own pipe. Cut short (the copy ended while

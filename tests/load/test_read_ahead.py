@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import reportgen.load.read_ahead as read_ahead_module
 from reportgen.load.files import list_folder
-from reportgen.load.read_ahead import read_ahead
+from reportgen.load.read_ahead import read_ahead, read_ahead_behind
 
 
 def _tree(root, paths):
@@ -68,3 +68,16 @@ def test_the_order_is_the_walker_s_reversed_however_the_tree_is_named(tmp_path_f
     _tree(root, leaves)
     backwards = list(read_ahead_module._files_backwards(str(root), lstat=True))
     assert backwards == [path for _, path in list_folder(root).files][::-1]
+
+
+def test_the_reader_ahead_runs_at_the_lowest_priority_in_its_own_process(tmp_path):
+    """It takes a core only when the build leaves one; the process that starts it keeps its own."""
+    import os
+
+    from reportgen.fork import Forked
+
+    (tmp_path / "a.txt").write_bytes(b"a")
+    niceness = os.nice(0)
+    copy = Forked(lambda: (read_ahead_behind(str(tmp_path), contents=True), os.nice(0)))
+    assert copy.result() == (1, 19)
+    assert os.nice(0) == niceness

@@ -40,9 +40,9 @@ def _forks_counted(monkeypatch, fail: bool = False) -> list[str]:
     made: list[str] = []
     real = fork.Forked.__init__
 
-    def counting(self, step, report=False):
-        made.append("listing" if getattr(step, "__name__", "") == "_listed" else "step")
-        real(self, (lambda: 1 / 0) if fail else step, report)
+    def counting(self, step, report=False, then=None):
+        made.append("listing" if getattr(getattr(step, "func", step), "__name__", "") == "_listed" else "step")
+        real(self, (lambda: 1 / 0) if fail else step, report, then)
 
     monkeypatch.setattr(fork.Forked, "__init__", counting)
     return made
@@ -187,6 +187,24 @@ def test_the_result_comes_once_the_copy_has_ended():
     assert Forked(lambda: 1 / 0).result() is None
 
 
+def test_a_copy_with_more_to_do_sends_its_result_first(tmp_path):
+    """With ``then``, the result comes as soon as it is sent, and ``wait`` waits for the
+    rest; a failure there is the copy's own (its exit status), not the result's."""
+    import os
+
+    from reportgen.fork import Forked
+
+    read, write = os.pipe()
+    done = tmp_path / "then"
+    copy = Forked(lambda: {"listed": 3}, then=lambda: (os.read(read, 1), done.write_text("saved")))
+    assert copy.result() == {"listed": 3}
+    assert not done.exists()  # the copy is still waiting to go on
+    os.write(write, b"x")
+    assert copy.wait() == 0 and done.read_text() == "saved"
+    failing = Forked(lambda: "sent", then=lambda: 1 / 0)
+    assert failing.result() == "sent" and failing.wait() != 0
+
+
 def test_the_source_record_is_saved_and_let_go_of_before_the_pages_are_written(make_source, tmp_path, monkeypatch):
     """When no copy saves the record (one process, or the render thread at work), the
     build saves it as soon as the source is loaded: held to the end, it was in every
@@ -266,9 +284,9 @@ def _read_ahead_copies(monkeypatch) -> list[tuple[bool, int | None]]:
     made: list[tuple[bool, int | None]] = []
     real = fork.Forked.__init__
 
-    def recorded(self, step, report=False):
-        real(self, step, report)
-        if getattr(step, "func", None) is source_reading.read_ahead:
+    def recorded(self, step, report=False, then=None):
+        real(self, step, report, then)
+        if getattr(step, "func", None) is source_reading.read_ahead_behind:
             made.append((step.keywords.get("contents", step.args[1:2] == (True,)), self.pid))
 
     monkeypatch.setattr(fork.Forked, "__init__", recorded)

@@ -75,6 +75,9 @@ def test_the_parallel_runner_follows_its_tuning():
     runner = ParallelRunner(Tuning(list_apart_bytes=100, audit_apart_calls=10, audit_apart_max_calls=20,
                                    step_apart_size=5, chart_worker_calls=7, processes=3))
     assert [runner.lists_apart(99), runner.lists_apart(100)] == [False, True]
+    saves = ParallelRunner(Tuning(save_after_listing_bytes=100))
+    assert [saves.saves_after_listing(99), saves.saves_after_listing(100)] == [True, False]
+    assert not SequentialRunner().saves_after_listing(0)
     # Audited apart from 10 calls, and below 20: a larger run's copy would hold a copy of each call it walks.
     assert [runner.audits_apart(9), runner.audits_apart(10), runner.audits_apart(19), runner.audits_apart(20)] == [
         False, True, True, False]
@@ -134,27 +137,78 @@ def test_the_record_of_files_saved_apart_is_let_go_of_by_the_build(make_source, 
     assert again is not None and saved > 0 and again.ahead is not None and sum(1 for _ in again.ahead) == saved
 
 
-def test_a_source_listed_apart_has_its_record_saved_before_the_listing_comes(make_source, tmp_path, monkeypatch):
-    """The copy that lists a rebuild's source saves the record first and ends as it sends
-    the listing: the build never holds the listing beside a copy still holding the record."""
+def _record_of_a_first_reading(source: Path, cache: Path) -> Path:
+    """The record of ``source``'s files a first build leaves (read here: none to list apart)."""
     import contextlib
 
-    from reportgen.load import contents
     from reportgen.pipeline.incremental import _hashes_path
+    from reportgen.pipeline.source_reading import SourceReading
+
+    with contextlib.ExitStack() as copies:
+        first = SourceReading(source, cache, copies, None, ParallelRunner(EVERYTHING_APART))
+        assert first.snapshot() is not None and first.copy is None
+        first.saving()()
+    return _hashes_path(cache, source)
+
+
+def test_a_large_source_listed_apart_has_its_record_saved_before_the_listing_comes(make_source, tmp_path,
+                                                                                   monkeypatch):
+    """Past ``save_after_listing_bytes``, the copy that lists a rebuild's source saves the
+    record first and ends as it sends the listing: the build never holds the listing
+    beside a copy still holding the record."""
+    import contextlib
+    import dataclasses
+
+    from reportgen.load import contents
     from reportgen.pipeline.source_reading import SourceReading
 
     monkeypatch.setattr(contents, "RACY_SECONDS", -60.0)  # files written by the test count as settled
     source, cache = make_source(), tmp_path / "cache"
-    with contextlib.ExitStack() as copies:  # a first build: no record yet, so none listed apart
-        first = SourceReading(source, cache, copies, None, ParallelRunner(EVERYTHING_APART))
-        assert first.snapshot() is not None and first.copy is None
-        first.saving()()
-    record = _hashes_path(cache, source)
+    record = _record_of_a_first_reading(source, cache)
     before = record.stat().st_ino
+    saves_first = dataclasses.replace(EVERYTHING_APART, save_after_listing_bytes=record.stat().st_size)
     with contextlib.ExitStack() as copies:
-        again = SourceReading(source, cache, copies, None, ParallelRunner(EVERYTHING_APART))
+        again = SourceReading(source, cache, copies, None, ParallelRunner(saves_first))
         copy = again.copy
         assert copy is not None and copy.pid is not None
         assert again.snapshot() is not None
         assert record.stat().st_ino != before  # saved anew (a file renamed over the old one)
         assert copy.pid is None  # the copy has ended and was reaped
+
+
+def test_a_smaller_source_listed_apart_comes_before_its_record_is_saved(make_source, tmp_path, monkeypatch):
+    """Below ``save_after_listing_bytes``, the listing is sent first and the build goes on
+    while the copy saves the record, which it waits for once the version is written
+    (``saving``): the record saved is the one a copy that saves first leaves."""
+    import contextlib
+    import os
+    import threading
+
+    from reportgen.load import contents
+    from reportgen.pipeline import incremental
+    from reportgen.pipeline.source_reading import SourceReading
+
+    monkeypatch.setattr(contents, "RACY_SECONDS", -60.0)  # files written by the test count as settled
+    source, cache = make_source(), tmp_path / "cache"
+    record = _record_of_a_first_reading(source, cache)
+    first_record = record.read_bytes()
+    read, write = os.pipe()  # the copy's save waits for a byte from the test
+    real_save = incremental.save_file_hashes
+
+    def held_save(*args):
+        os.read(read, 1)
+        return real_save(*args)
+
+    monkeypatch.setattr("reportgen.pipeline.source_reading.save_file_hashes", held_save)
+    before = record.stat().st_ino
+    with contextlib.ExitStack() as copies:
+        again = SourceReading(source, cache, copies, None, ParallelRunner(EVERYTHING_APART))
+        copy = again.copy
+        assert copy is not None and copy.pid is not None
+        assert again.snapshot() is not None  # while the copy cannot have saved yet
+        assert record.stat().st_ino == before and copy.pid is not None
+        finish = again.saving()
+        threading.Timer(0.05, os.write, (write, b"x")).start()
+        finish()  # waits for the copy
+        assert copy.pid is None
+    assert record.stat().st_ino != before and record.read_bytes() == first_record

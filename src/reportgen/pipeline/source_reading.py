@@ -23,7 +23,7 @@ from pathlib import Path
 from reportgen.fork import Forked
 from reportgen.pipeline.incremental import file_hashes_size, load_file_hashes, save_file_hashes
 from reportgen.load.contents import FileHashes
-from reportgen.load.read_ahead import read_ahead
+from reportgen.load.read_ahead import read_ahead_behind
 from reportgen.load.source import read_source
 from reportgen.model.source import RunFiles, SourceSnapshot
 from reportgen.pipeline.runner import Runner, start_apart
@@ -48,7 +48,8 @@ class SourceReading:
         record_bytes = file_hashes_size(cache, source)
         self.ahead = self._read_ahead(record_bytes == 0)
         if runner.lists_apart(record_bytes):
-            self.copy = Forked(self._listed)
+            after = runner.saves_after_listing(record_bytes)
+            self.copy = Forked(partial(self._listed, save=not after), then=self._save if after else None)
             copies.callback(self.copy.close)  # a failed build waits for it: it saves the record whole
         else:
             self.snapshot()  # at once: the SVGs start rendering while the logs are parsed
@@ -71,12 +72,12 @@ class SourceReading:
         return self.done
 
     def _read_ahead(self, contents: bool) -> Forked[int] | None:
-        """A forked copy reading the experiments ahead of the build, from their far end
-        (see ``load.read_ahead``): their files' bytes too when the build is to read them
+        """A forked copy reading the experiments ahead of the build, from their far end,
+        at the lowest priority (see ``load.read_ahead``): their files' bytes too when the build is to read them
         all (``contents``: there is no record of their hashes)."""
         if not self.runner.reads_ahead:
             return None
-        ahead = Forked(partial(read_ahead, str(self.source / "experiments"), contents))
+        ahead = Forked(partial(read_ahead_behind, str(self.source / "experiments"), contents))
         self.copies.callback(ahead.stop)
         return ahead
 
@@ -100,17 +101,19 @@ class SourceReading:
         self._let_go()
         return lambda: None
 
-    def _listed(self) -> SourceSnapshot | None:
+    def _listed(self, save: bool) -> SourceSnapshot | None:
         """In the copy: the source listed, as the build would list it, without the bytes
         of the files it had to read (the logs, which the build reads itself, are most of
         them: sending them back cost more than reading them again; and held to the end
-        of the listing, a million calls' log was 260 MB more in the copy)."""
+        of the listing, a million calls' log was 260 MB more in the copy). ``save``: the
+        record saved before the listing is sent (else after: see ``Tuning``)."""
         snapshot = self._read(None, keep=False)
-        # Saved before the listing is sent, so that the copy has ended (and its memory is
-        # gone) when the build unpickles the listing: at a million calls they were 2 GB
-        # and 2.6 GB at once. The build, which waits for the listing, waits for this too
-        # (some 3 s at a million calls).
-        self._save()
+        if save:
+            # So that the copy has ended (and its memory is gone) when the build unpickles
+            # the listing: at a million calls they were 2 GB and 2.6 GB at once. The
+            # build, which waits for the listing, waits for this too (some 3 s at a
+            # million calls).
+            self._save()
         return snapshot
 
     def _read(self, drawings: Drawings | None, keep: bool = True) -> SourceSnapshot | None:
