@@ -50,13 +50,13 @@ def may_fork() -> bool:
 class Forked(Generic[T]):
     """``step()`` running in a forked copy of this process, then ``then()``. ``result``
     waits for the step's result and, without ``then``, for the copy to end; ``wait`` for
-    the copy to end; ``stop`` ends it unwaited (a failed
-    build leaves no copy behind). A step returns something other than None: None is
-    what a failed copy gives. Not started (``result`` None at once) when ``may_fork`` says
-    no. ``report``: a failing copy prints its traceback (for a step the build does not
-    do again itself)."""
+    the copy to end; ``stop`` ends it unwaited (a failed build leaves no copy behind). A
+    step returns something other than None: None is what a failed copy gives. Not
+    started (``result`` None at once) when ``may_fork`` says no. ``report``: a failing
+    copy prints its traceback (for a step the build does not do again itself)."""
 
-    def __init__(self, step: Callable[[], T], report: bool = False, then: Callable[[], object] | None = None) -> None:
+    def __init__(self, step: Callable[[], T], report: bool = False,
+                 then: Callable[[], object] | None = None) -> None:
         self.pid: int | None = None
         self.fd: int | None = None
         self.then = then is not None

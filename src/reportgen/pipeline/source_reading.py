@@ -73,8 +73,8 @@ class SourceReading:
 
     def _read_ahead(self, contents: bool) -> Forked[int] | None:
         """A forked copy reading the experiments ahead of the build, from their far end,
-        at the lowest priority (see ``load.read_ahead``): their files' bytes too when the build is to read them
-        all (``contents``: there is no record of their hashes)."""
+        at the lowest priority (see ``load.read_ahead``): their files' bytes too when the
+        build is to read them all (``contents``: there is no record of their hashes)."""
         if not self.runner.reads_ahead:
             return None
         ahead = Forked(partial(read_ahead_behind, str(self.source / "experiments"), contents))
