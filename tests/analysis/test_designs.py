@@ -4,6 +4,8 @@ the published CSV with pandas and scipy) and on small sources built to break one
 
 from __future__ import annotations
 
+import math
+
 import html
 import json
 import re
@@ -311,22 +313,30 @@ def test_clusters_are_resampled_and_the_decision_reads_the_cluster_interval(make
     assert "cluster bootstrap" in verdict.statement
 
 
-@pytest.mark.parametrize("x, y, columns, warning", [
-    ([1.0], [2.0], {}, "one pair: no interval can be computed"),
-    ([1.0, 2.0, 3.0], [2.0, 3.0, 4.0], {}, "all differences are equal"),
-    ([1.0, 2.0], [None, None], {}, "no pairs: the mean difference is undefined"),
-    ([1.0, 2.0, 3.0], [2.0, 4.0, 3.5], {"cluster_id": ["doc"] * 3}, "one cluster: every resample is that cluster"),
+@pytest.mark.parametrize("x, y, columns, warning, reason", [
+    ([1.0], [2.0], {}, "one pair: the t interval is that pair's difference, with zero width", "zero width"),
+    ([1.0, 2.0, 3.0], [2.0, 3.0, 4.0], {}, "all differences are equal", "zero width"),
+    ([1.0, 2.0], [None, None], {}, "no pairs: the mean difference is undefined", "no interval can be computed"),
+    ([1.0, 2.0, 3.0], [2.0, 4.0, 3.5], {"cluster_id": ["doc"] * 3}, "one cluster: every resample is that cluster",
+     "a direction needs at least 6 clusters"),
 ])
 def test_degenerate_pairs_show_a_written_warning_and_decide_nothing(make_source, tmp_path, run_cli, x, y, columns,
-                                                                    warning):
+                                                                    warning, reason):
     source = make_source(paired_rows(x, y, **columns), contract=SCORE)
     _, claims = analysed(source)
-    assert claims["mini.Y_vs_X.verdict"].verdict == "not_decidable"
+    verdict = claims["mini.Y_vs_X.verdict"]
+    assert verdict.verdict == "not_decidable"
+    # The reason agrees with the interval printed beside it: a zero-width one is named so,
+    # and "no interval can be computed" only where none is printed.
+    printed = verdict.low is not None and math.isfinite(verdict.low) and math.isfinite(verdict.high)
+    assert ("no interval can be computed" in verdict.verdict_text) == (not printed)
+    assert reason in verdict.verdict_text
     result = run_cli("build", source, "--out", tmp_path / "site", "-q")
     assert result.exit_code == 0, result.output
     page = text(tmp_path / "site" / "v1" / "experiments" / "mini" / "index.html")
     assert warning in page
     assert "not decidable" in page and "contains zero" not in page
+    assert "over 1 pairs" not in page and "over 1 tasks" not in page
     assert "nan" not in page.lower()
     assert broken_links(tmp_path / "site" / "v1") == []
 

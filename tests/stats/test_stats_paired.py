@@ -136,12 +136,15 @@ def test_paired_t_of_no_pairs_is_a_warning():
     assert result.warnings == ("no pairs: the mean difference is undefined",)
 
 
-def test_paired_t_of_one_pair_has_no_interval():
+def test_paired_t_of_one_pair_has_zero_width_and_says_so():
+    """The interval printed is the pair's difference, [2, 2]: its warning says that it
+    has zero width, not that there is no interval beside one printed."""
     result = stats.paired_t([3.0], [1.0])
     assert (result.estimate, result.low, result.high) == (2.0, 2.0, 2.0)
     assert (result.sd, result.standard_error, result.p_value) == (None, None, None)
     assert result.warnings == (
-        "one pair: no interval can be computed (the spread of the differences is unknown)",)
+        "one pair: the t interval is that pair's difference, with zero width (the spread of the differences is "
+        "unknown), and says nothing about uncertainty; the t test is undefined",)
 
 
 @pytest.mark.parametrize("d", [[0.0] * 4, [0.1] * 3, [2.5] * 7])

@@ -165,10 +165,9 @@ def compare(contract: RunContract, rows: Sequence[PairRow], baseline: str, candi
     # Clusters make the pairs dependent: only the cluster bootstrap respects that.
     decided_on = "bootstrap" if bootstrap is not None and not repeated and difference.is_defined else "t"
     chosen = bootstrap if decided_on == "bootstrap" and bootstrap is not None else difference
+    # One pair, or differences all equal, give a zero-width interval: the decision says
+    # it shows nothing, and names it (see stats.decide), as the pages print it.
     low, high = chosen.low, chosen.high
-    if not low < high:
-        # One pair, or differences all equal: a zero-width interval shows nothing.
-        low = high = float("nan")
     # With pass/fail pairs the exact McNemar test is printed beside the t interval; the
     # two can disagree near the boundary (5 discordant pairs, all one way: t rejects,
     # McNemar p = 0.0625), so a direction needs both. Clustered pairs are decided on the

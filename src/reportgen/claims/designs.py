@@ -38,8 +38,9 @@ def paired_claims(p: PairedComparison, scope: Scope, headline_only: bool, decisi
     unit = p.metric.unit
     d = p.difference
     what = p.metric.unit_value
-    mean_of = (f"mean over {d.n} tasks of the difference in task means (over repetitions)" if p.unit == "task"
-               else f"mean over {d.n} pairs of the difference")
+    units = f"{d.n} {p.unit}" + ("s" if d.n != 1 else "")
+    mean_of = (f"mean over {units} of the difference in task means (over repetitions)" if p.unit == "task"
+               else f"mean over {units} of the difference")
     out = [Claim(
         scope.key(pair, Measure.PAIRED_DIFFERENCE), "paired_difference",
         f"{p.candidate} minus {p.baseline}, {what}: {mean_of}{scope.where} (Student t interval)",

@@ -11,7 +11,8 @@ EMPTY_WINDOW = "a window has no calls of the service or the reference"
 
 # Paired differences.
 NO_PAIRS = "no pairs: the mean difference is undefined"
-ONE_PAIR_T = "one pair: no interval can be computed (the spread of the differences is unknown)"
+ONE_PAIR_T = ("one pair: the t interval is that pair's difference, with zero width (the spread of the "
+              "differences is unknown), and says nothing about uncertainty; the t test is undefined")
 ALL_TIES = ("all differences are equal: the t interval has zero width and says nothing about "
             "uncertainty; the t test is undefined")
 # Two independent samples of scores.
