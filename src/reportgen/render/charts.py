@@ -358,7 +358,8 @@ def _paired(analysis: ExperimentAnalysis) -> ChartPlan:
         width=WIDTH, height=height))
     table += tuple((f"line: {x['line'] or 'interval end'}", shown(x["at"])) for x in lines)
     return ChartPlan("paired", f"Every {unit}'s difference",
-                 f"{shape} ({p.candidate} − {p.baseline}, {d.n} {unit}s{'' if score else ', in percentage points'}). "
+                 f"{shape} ({p.candidate} − {p.baseline}, {d.n} {unit}{'s' if d.n != 1 else ''}"
+                 f"{'' if score else ', in percentage points'}). "
                  f"Dashed lines: zero, the mean, the ends of "
                  f"its {level} t interval and the registered minimum useful effect. Read the spread, not only the mean.",
                  "Paired differences: " + "; ".join(f"{a} {b}" for a, b in table) + ".",
