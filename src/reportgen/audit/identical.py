@@ -12,7 +12,7 @@ answers, not a cache: they are compared only under the same request.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from typing import Hashable, Iterable, Mapping
 
 from reportgen.model.calls import Call
@@ -81,13 +81,18 @@ def _large_groups(counted: Mapping[str, Call], graded: Mapping[str, tuple[str, i
 def _findings(run: ValidatedRun, groups: list[list[Call]], what: str, to: str, why: str,
               summary: str) -> Iterable[Finding]:
     repeated: dict[str, list[list[Call]]] = defaultdict(list)
-    n_own: Counter[str] = Counter()  # each service's calls in its groups
+    # Each service's own calls in its groups, gathered group by group: picked out of
+    # every call of its groups, service by service, they cost 0.6 s of a 100,000-call
+    # audit whose outputs 50 services share (each group then holds most services).
+    own_calls: dict[str, list[Call]] = defaultdict(list)
     shared: set[str] = set()  # services in a group with another service's calls
     for calls in groups:
-        services = Counter(c.service for c in calls)
-        for service in sorted(services):
+        services: set[str] = set()
+        for call in calls:
+            own_calls[call.service].append(call)
+            services.add(call.service)
+        for service in services:
             repeated[service].append(calls)
-            n_own[service] += services[service]
         if len(services) > 1:
             shared.update(services)
     for service, mine in sorted(repeated.items()):
@@ -96,10 +101,10 @@ def _findings(run: ValidatedRun, groups: list[list[Call]], what: str, to: str, w
         # Another service's call with the same output is a shared cache, not a new draw either.
         also = ", some shared with other services" if service in shared else ""
         example = ", ".join(c.call_id for c in first[:5]) + (", ..." if len(first) > 5 else "")
-        own = tuple(c.call_id for c in sorted((c for g in mine for c in g if c.service == service),
-                                              key=lambda c: c.line))
+        own_sorted = sorted(own_calls[service], key=lambda c: c.line)
+        own = tuple(c.call_id for c in own_sorted)
         yield Finding("identical-outputs", "warning", run.log.file, first[1].line, "artifact_path",
-                      f"{service}: {n_own[service]} calls in {len(mine)} groups got {what} to {to}{also} "
+                      f"{service}: {len(own_sorted)} calls in {len(mine)} groups got {what} to {to}{also} "
                       f"(for example {example}) but are counted as independent draws{why}", (service,),
                       calls=tuple(dict.fromkeys(own)),
                       summary=summary)
