@@ -151,7 +151,7 @@ def test_identical_outputs(make_source):
     shutil.rmtree(artifacts / "X-2")
     shutil.copytree(artifacts / "X-1", artifacts / "X-2")
     f = only(findings_of(source), "identical-outputs")
-    assert f.message == ("X: 2 calls in 1 groups got identical responses (byte-identical artifacts) to the same "
+    assert f.message == ("X: 2 calls in 1 group got identical responses (byte-identical artifacts) to the same "
                          "request (for example X-1, X-2) but are counted as independent draws")
     assert f.line == 3
 

@@ -58,7 +58,7 @@ def test_large_identical_drawings_behind_different_requests_are_flagged(make_sou
         answer(source, call_id, f"Take {n}:\n{LARGE_SVG}", LARGE_SVG)
     (finding,) = identical(source)
     assert finding.services == ("X",) and finding.calls == ("X-1", "X-2", "X-4")
-    assert finding.message.startswith(f"X: 3 calls in 1 groups got one graded output of at least {LARGE_OUTPUT} "
+    assert finding.message.startswith(f"X: 3 calls in 1 group got one graded output of at least {LARGE_OUTPUT} "
                                       "bytes, byte for byte, to different requests (for example X-1, X-2, X-4)")
     # The build publishes it, and verify recomputes the same finding from the published files.
     assert run_cli("build", source, "--out", tmp_path / "site", "-q").exit_code == 0

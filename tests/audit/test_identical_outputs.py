@@ -17,7 +17,7 @@ from reportgen.audit.stage import audit_source
 from reportgen.load.artifacts import drawing_digest
 from reportgen.load.source import load_source
 
-DRAWING = ("X: 2 calls in 1 groups got identical drawings inside different responses to the same request "
+DRAWING = ("X: 2 calls in 1 group got identical drawings inside different responses to the same request "
            "(for example X-1, X-2) but are counted as independent draws; what is graded is one drawing, "
            "counted as many")
 
@@ -59,7 +59,7 @@ def test_byte_identical_responses_are_named_as_such(make_source):
     shutil.rmtree(artifacts / "X-2")
     shutil.copytree(artifacts / "X-1", artifacts / "X-2")
     (finding,) = identical(source)
-    assert finding.message == ("X: 2 calls in 1 groups got identical responses (byte-identical artifacts) to the "
+    assert finding.message == ("X: 2 calls in 1 group got identical responses (byte-identical artifacts) to the "
                                "same request (for example X-1, X-2) but are counted as independent draws")
 
 
@@ -117,3 +117,22 @@ def test_the_groups_are_the_calls_that_share_request_and_key(items):
         expected.setdefault((calls[cid].request_hash, key), []).append(cid)
     got = _same_request_groups(calls, keys)
     assert sorted([c.call_id for c in g] for g in got) == sorted(g for g in expected.values() if len(g) > 1)
+
+
+def test_a_service_with_one_call_in_a_shared_group_is_counted_in_the_singular():
+    """A group holds one call of Y beside two of X: Y's finding counts one call, one group."""
+    from types import SimpleNamespace
+
+    from reportgen.audit.identical import _findings
+
+    def call(cid: str, service: str, line: int) -> SimpleNamespace:
+        return SimpleNamespace(call_id=cid, service=service, line=line, request_hash="r")
+
+    group = [call("X-1", "X", 2), call("Y-1", "Y", 3), call("X-2", "X", 4)]
+    run = SimpleNamespace(log=SimpleNamespace(file="experiments/mini/calls.csv"))
+    found = {f.services[0]: f for f in _findings(run, [group], "identical responses", "the same request", "", "s")}
+    assert found["Y"].message.startswith("Y: 1 call in 1 group got identical responses to the same request, "
+                                         "some shared with other services (for example X-1, Y-1, X-2) "
+                                         "but is counted as an independent draw")
+    assert found["Y"].calls == ("Y-1",) and found["X"].calls == ("X-1", "X-2")
+    assert found["X"].message.startswith("X: 2 calls in 1 group got") and " but are counted" in found["X"].message

@@ -101,10 +101,11 @@ def _findings(run: ValidatedRun, groups: list[list[Call]], what: str, to: str, w
         # Another service's call with the same output is a shared cache, not a new draw either.
         also = ", some shared with other services" if service in shared else ""
         example = ", ".join(c.call_id for c in first[:5]) + (", ..." if len(first) > 5 else "")
-        own_sorted = sorted(own_calls[service], key=lambda c: c.line)
-        own = tuple(c.call_id for c in own_sorted)
+        own = tuple(dict.fromkeys(c.call_id for c in sorted(own_calls[service], key=lambda c: c.line)))
+        # One of a service's calls can share a group with other services' calls alone.
+        calls = f"{len(own)} call{'s' if len(own) != 1 else ''}"
+        groups = f"{len(mine)} group{'s' if len(mine) != 1 else ''}"
+        counted = "are counted as independent draws" if len(own) != 1 else "is counted as an independent draw"
         yield Finding("identical-outputs", "warning", run.log.file, first[1].line, "artifact_path",
-                      f"{service}: {len(own_sorted)} calls in {len(mine)} groups got {what} to {to}{also} "
-                      f"(for example {example}) but are counted as independent draws{why}", (service,),
-                      calls=tuple(dict.fromkeys(own)),
-                      summary=summary)
+                      f"{service}: {calls} in {groups} got {what} to {to}{also} (for example {example}) "
+                      f"but {counted}{why}", (service,), calls=own, summary=summary)
