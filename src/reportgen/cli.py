@@ -17,6 +17,7 @@ from reportgen import __version__
 # start from a fresh interpreter and should not pay for them.
 from reportgen.errors import AuditError, InputError, ReportgenError
 from reportgen.progress import ProgressBar
+from reportgen.model.numbers import counted
 
 
 def _fail(exc: Exception, debug: bool) -> None:
@@ -197,7 +198,8 @@ def check(ctx: click.Context, source: Path, strict: bool) -> None:
     n_errors = sum(1 for f in findings if f.severity == "error")
     n_warnings = len(findings) - n_errors
     calls = sum(len(a.run.calls) for a in audited)
-    click.echo(f"{len(audited)} runs, {calls} calls checked: {n_errors} errors, {n_warnings} warnings")
+    click.echo(f"{counted(len(audited), 'run')}, {counted(calls, 'call')} checked: {counted(n_errors, 'error')}, "
+               f"{counted(n_warnings, 'warning')}")
     if n_errors or (strict and n_warnings):
         sys.exit(1)
 

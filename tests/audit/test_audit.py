@@ -225,6 +225,13 @@ def test_request_missing(make_source):
     assert f.message.endswith("the request behind 8 calls cannot be re-checked")
 
 
+def test_one_missing_request_behind_one_call_is_said_in_the_singular(make_source):
+    rows = default_rows()
+    rows[0]["request_hash"] = "sha256:" + "0" * 64  # a request of its own, with no body
+    f = only(findings_of(make_source(rows)), "request-missing")
+    assert f.message.endswith("the request behind 1 call cannot be re-checked") and f.calls == (rows[0]["call_id"],)
+
+
 def test_complete_call_without_artifact(make_source):
     f = only(findings_of(make_source(rows_where(**{"X-2": {"artifact_path": ""}}))), "artifact-missing")
     assert (f.line, f.field) == (3, "artifact_path")
@@ -276,7 +283,7 @@ def test_findings_mark_the_claims_they_weaken(make_source, run_cli, tmp_path):
 def test_check_exit_codes(make_source, run_cli):
     clean = make_source()
     result = run_cli("check", clean)
-    assert result.exit_code == 0 and result.output.endswith("1 runs, 8 calls checked: 0 errors, 0 warnings\n")
+    assert result.exit_code == 0 and result.output.endswith("1 run, 8 calls checked: 0 errors, 0 warnings\n")
     warned = make_source(rows_where(**{"Y-3": {"returned_model": "m-0-mini"}}))
     assert run_cli("check", warned).exit_code == 0
     strict = run_cli("check", warned, "--strict")

@@ -21,6 +21,7 @@ from reportgen.model.calls import Call
 from reportgen.model.config import SPECIAL_VALUES, allowed_attempts, parse_timestamp
 from reportgen.model.findings import Finding
 from reportgen.model.source import ValidatedRun
+from reportgen.model.numbers import counted
 
 
 def audit_run(run: ValidatedRun, artifact_hashes: Mapping[str, tuple[str, ...]],
@@ -76,7 +77,8 @@ def _plan(run: ValidatedRun, _) -> Iterable[Finding]:
                 got = sum(1 for c in mine if c.block_id == block)
                 if got != per_block and n == planned:
                     yield Finding("block-unbalanced", "warning", run.log.file, 0, "block_id",
-                                  f"{service}: block {block} has {got} calls, the plan has {per_block} per block",
+                                  f"{service}: block {block} has {counted(got, 'call')}, the plan has "
+                                  f"{per_block} per block",
                                   (service,))
 
 
@@ -306,7 +308,8 @@ def _missing_requests(run: ValidatedRun, _) -> Iterable[Finding]:
             missing[call.request_hash].append(call)
     for rhash, calls in sorted(missing.items()):
         yield Finding("request-missing", "warning", run.log.file, calls[0].line, "request_hash",
-                      f"no requests/{rhash[7:]}.json: the request behind {len(calls)} calls cannot be re-checked",
+                      f"no requests/{rhash[7:]}.json: the request behind {counted(len(calls), 'call')} "
+                      "cannot be re-checked",
                       tuple(sorted({c.service for c in calls})), calls=tuple(c.call_id for c in calls))
 
 

@@ -24,6 +24,7 @@ from reportgen.model.calls import Call
 from reportgen.model.findings import Finding
 from reportgen.model.plan import Schedule, ScheduledCall
 from reportgen.model.source import ValidatedRun
+from reportgen.model.numbers import counted
 
 Key = tuple[str, str, str]  # service, task, repetition (blank when the log does not record it)
 SHOWN = 3
@@ -96,20 +97,21 @@ def _counts(run: ValidatedRun, schedule: Schedule, planned: dict[Key, Counter[st
         first = sorted(missing_rows, key=lambda r: r.line)[:SHOWN]
         shown = "; ".join(f"block {r.block} slot {r.slot}: {r.service}" for r in first)
         yield Finding("schedule-missing", "warning", schedule.file, 0, "",
-                      f"{missing} scheduled calls are not in the log (for example {shown}): dropped calls or a run "
-                      "stopped early", tuple(sorted({r.service for r in missing_rows})), scope="comparison")
+                      f"{counted(missing, 'scheduled call')} {'is' if missing == 1 else 'are'} not in the log "
+                      f"(for example {shown}): dropped calls or a run stopped early",
+                      tuple(sorted({r.service for r in missing_rows})), scope="comparison")
     if extra:
         examples = [c for c in calls if key_of_call(c) in extra_keys][:SHOWN]
         yield Finding("schedule-extra", "warning", run.log.file, examples[0].line if examples else 0, "",
-                      f"{extra} calls of the log are not in the schedule (for example "
-                      f"{', '.join(c.call_id for c in examples)}): calls added to the plan",
+                      f"{counted(extra, 'call')} of the log {'is' if extra == 1 else 'are'} not in the schedule "
+                      f"(for example {', '.join(c.call_id for c in examples)}): calls added to the plan",
                       tuple(sorted({k[0] for k in extra_keys})), scope="comparison")
     if moved:
         sizes = _block_sizes(planned, ran)
         yield Finding("schedule-block-size", "warning", run.log.file, 0, "block_id",
-                      f"{moved} calls ran in another block than scheduled, so the blocks' sizes differ from the "
-                      f"schedule ({sizes}); a block is a time window, and a service's calls moved between "
-                      "windows are no longer balanced against the other services", scope="comparison")
+                      f"{counted(moved, 'call')} ran in another block than scheduled, so the blocks' sizes "
+                      f"differ from the schedule ({sizes}); a block is a time window, and a service's calls moved "
+                      "between windows are no longer balanced against the other services", scope="comparison")
 
 
 def _block_sizes(planned: dict[Key, Counter[str]], ran: dict[Key, Counter[str]]) -> str:

@@ -55,3 +55,8 @@ def score(value: float | None, signed: bool = True) -> str:
     if value == 0:
         return "0"
     return _signed(f"{value:+.3g}" if signed else f"{value:.3g}")
+
+
+def counted(n: int, noun: str, plural: str = "") -> str:
+    """``n`` and its noun, in the singular for one: "1 call", "3 calls", "0 calls"."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

@@ -24,6 +24,7 @@ from reportgen.render.report import RunReport
 from reportgen.render.text_runs import first_line, holds_drawings, response_file
 from reportgen.render.shared import FROM_ROOT, RunSheets
 from reportgen.render.sheets import CallLinks, call_link
+from reportgen.model.numbers import counted
 
 if TYPE_CHECKING:  # charts imports altair and pandas: a second, which pages never need
     from reportgen.render.charts import Chart
@@ -73,7 +74,7 @@ class ServiceView:
         """"served as gpt-4o-mini-2024-07-18", or each snapshot with its calls when several did."""
         if len(self.served_as) == 1:
             return f"served as {self.served_as[0][0]}"
-        return "served as " + " and ".join(f"{m} ({n} calls)" for m, n in self.served_as)
+        return "served as " + " and ".join(f"{m} ({counted(n, 'call')})" for m, n in self.served_as)
 
 
 @dataclass(frozen=True, slots=True)
