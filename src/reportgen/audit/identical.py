@@ -17,6 +17,7 @@ from typing import Hashable, Iterable, Mapping
 
 from reportgen.model.calls import Call
 from reportgen.model.findings import Finding
+from reportgen.model.numbers import counted
 from reportgen.model.source import ValidatedRun
 
 # Bytes from which one graded output returned to different requests is taken for a
@@ -103,9 +104,7 @@ def _findings(run: ValidatedRun, groups: list[list[Call]], what: str, to: str, w
         example = ", ".join(c.call_id for c in first[:5]) + (", ..." if len(first) > 5 else "")
         own = tuple(dict.fromkeys(c.call_id for c in sorted(own_calls[service], key=lambda c: c.line)))
         # One of a service's calls can share a group with other services' calls alone.
-        calls = f"{len(own)} call{'s' if len(own) != 1 else ''}"
-        groups = f"{len(mine)} group{'s' if len(mine) != 1 else ''}"
-        counted = "are counted as independent draws" if len(own) != 1 else "is counted as an independent draw"
+        as_draws = "are counted as independent draws" if len(own) != 1 else "is counted as an independent draw"
         yield Finding("identical-outputs", "warning", run.log.file, first[1].line, "artifact_path",
-                      f"{service}: {calls} in {groups} got {what} to {to}{also} (for example {example}) "
-                      f"but {counted}{why}", (service,), calls=own, summary=summary)
+                      f"{service}: {counted(len(own), 'call')} in {counted(len(mine), 'group')} got {what} to "
+                      f"{to}{also} (for example {example}) but {as_draws}{why}", (service,), calls=own, summary=summary)
