@@ -152,19 +152,9 @@ def build(ctx: click.Context, source: Path, out: Path, version_label: str | None
     except Exception as exc:  # every failure becomes one clear message
         _fail(exc, ctx.obj["debug"])
         return
-    failures = f", {summary.n_render_failures} not renderable" if summary.n_render_failures else ""
-    warnings = f", {summary.n_warnings} audit warnings shown beside the claims" if summary.n_warnings else ""
+    click.echo(summary.text())
     if summary.up_to_date:
-        click.echo(f"{summary.folder} is up to date: built before from these same inputs and unchanged since "
-                   f"({summary.n_calls} calls, {summary.n_claims} claims, {summary.n_pages} pages); "
-                   f"nothing written, in {summary.seconds:.1f} s")
         return
-    click.echo(f"built {summary.folder}: {summary.n_calls} calls, {summary.n_claims} claims, "
-               f"{summary.n_pages} pages and {summary.n_sheets} sheets of calls "
-               f"({summary.n_sheets_written} written, {summary.n_sheets - summary.n_sheets_written} shared with "
-               f"earlier builds), {summary.n_drawings} drawings ({summary.n_renders} distinct, "
-               f"{summary.n_renders - summary.n_renders_reused} rendered, {summary.n_renders_reused} reused"
-               f"{failures}){warnings}, in {summary.seconds:.1f} s")
     freeze_before_exit()  # the process ends here
 
 

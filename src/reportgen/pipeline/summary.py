@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from reportgen.model.numbers import counted
 from reportgen.pipeline.incremental import Remembered
 
 
@@ -24,6 +25,21 @@ class BuildSummary:
     n_warnings: int
     seconds: float
     up_to_date: bool = False  # built before from the same inputs: nothing was written
+
+    def text(self) -> str:
+        """The line ``reportgen build`` ends with."""
+        calls, claims = counted(self.n_calls, "call"), counted(self.n_claims, "claim")
+        pages = counted(self.n_pages, "page")
+        if self.up_to_date:
+            return (f"{self.folder} is up to date: built before from these same inputs and unchanged since "
+                    f"({calls}, {claims}, {pages}); nothing written, in {self.seconds:.1f} s")
+        failures = f", {self.n_render_failures} not renderable" if self.n_render_failures else ""
+        warnings = f", {counted(self.n_warnings, 'audit warning')} shown beside the claims" if self.n_warnings else ""
+        return (f"built {self.folder}: {calls}, {claims}, {pages} and {counted(self.n_sheets, 'sheet')} of calls "
+                f"({self.n_sheets_written} written, {self.n_sheets - self.n_sheets_written} shared with earlier "
+                f"builds), {counted(self.n_drawings, 'drawing')} ({self.n_renders} distinct, "
+                f"{self.n_renders - self.n_renders_reused} rendered, {self.n_renders_reused} reused{failures})"
+                f"{warnings}, in {self.seconds:.1f} s")
 
 
 def summary_of(remembered: Remembered, label: str, folder: Path, reused: int, seconds: float,
