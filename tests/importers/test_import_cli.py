@@ -80,6 +80,7 @@ def test_reimporting_gives_the_same_bytes_and_keeps_the_users_site_file(tmp_path
     again = runner.invoke(main, ["import", "helm", *map(str, reversed(logs)), "--into", str(first)])
     assert again.exit_code == 0, again.output
     assert "reportgen.toml" not in again.output  # written once, by the first import only
+    assert 'title = "Imported HELM evaluation"' in (first / "reportgen.toml").read_text(encoding="utf-8")
     assert (second / "reportgen.toml").read_text(encoding="utf-8") == 'title = "Mine"\nversion = "v3"\n'
     a, b = tree(first / "experiments"), tree(second / "experiments")
     assert a == b and any(name.endswith("calls.csv") for name in a)

@@ -11,6 +11,7 @@ from reportgen.progress import Progress, QuietProgress
 from reportgen.importers.assemble import ImportedRun, assemble
 from reportgen.importers.records import HarnessLog
 from reportgen.importers.write import write_run, write_site_file
+from reportgen.importers.wording import harness_name
 
 # Each harness's reader, imported only when asked for (module, function).
 READERS = {"inspect": ("reportgen.importers.inspect", "read_inspect"),
@@ -38,6 +39,6 @@ def import_logs(harness: str, paths: Sequence[Path], into: Path, experiment: str
     logs = read_logs(harness, paths)
     progress.stage(f"read {len(logs)} log(s) holding {sum(len(log.samples) for log in logs)} samples")
     runs = assemble(logs, experiment, baseline, same_task)
-    title = f"Imported {harness} evaluation"
+    title = f"Imported {harness_name(harness)} evaluation"
     created = write_site_file(into, title)
     return created, tuple(Imported(run, write_run(run, into, progress)) for run in runs)
