@@ -31,13 +31,13 @@ def identical_outputs(run: ValidatedRun, hashes: Mapping[str, tuple[str, ...]], 
                       graded: Mapping[str, tuple[str, int]]) -> Iterable[Finding]:
     """One finding per service and kind. ``graded``: each call's graded output (its
     drawing, else its whole response) as a digest and its size in bytes."""
-    counted = {c.call_id: c for c in run.calls if c.first_submission}
+    firsts = {c.call_id: c for c in run.calls if c.first_submission}
     # A call's files as a key: the tuple of their sha256s, not a string joining them (a
     # million calls' keys were 200 MB as strings).
     responses = {cid: digests if len(digests) == 1 else tuple(sorted(digests))
                  for cid, digests in hashes.items() if digests}
-    same_response = _same_request_groups(counted, responses)
-    same_drawing = [g for g in _same_request_groups(counted, drawings)
+    same_response = _same_request_groups(firsts, responses)
+    same_drawing = [g for g in _same_request_groups(firsts, drawings)
                     if len({responses.get(c.call_id) for c in g}) > 1]  # else listed as identical responses
     yield from _findings(run, same_response, "identical responses (byte-identical artifacts)", "the same request", "",
                          "byte-identical responses to the same request, counted as independent draws")
@@ -45,20 +45,20 @@ def identical_outputs(run: ValidatedRun, hashes: Mapping[str, tuple[str, ...]], 
                          "; what is graded is one drawing, counted as many",
                          "one drawing inside different responses to the same request: what is graded is one "
                          "drawing, counted as many independent draws")
-    yield from _findings(run, _large_groups(counted, graded),
+    yield from _findings(run, _large_groups(firsts, graded),
                          f"one graded output of at least {LARGE_OUTPUT} bytes, byte for byte,", "different requests",
                          "; an output this long does not come back twice by chance: a cached copy is one draw",
                          f"one graded output of at least {LARGE_OUTPUT} bytes, byte for byte, to different "
                          "requests: a cached copy counted as independent draws")
 
 
-def _same_request_groups(counted: Mapping[str, Call], keys: Mapping[str, Hashable]) -> list[list[Call]]:
+def _same_request_groups(firsts: Mapping[str, Call], keys: Mapping[str, Hashable]) -> list[list[Call]]:
     """Groups of two or more counted calls with the same request hash and the same key."""
     # Most calls share their key with none: a list is made for a key's second call only.
     first: dict[tuple[str, Hashable], Call] = {}
     by_key: dict[tuple[str, Hashable], list[Call]] = {}
     for call_id, key in keys.items():
-        call = counted.get(call_id)
+        call = firsts.get(call_id)
         if call is not None:
             both = (call.request_hash, key)
             seen = first.setdefault(both, call)
@@ -67,12 +67,12 @@ def _same_request_groups(counted: Mapping[str, Call], keys: Mapping[str, Hashabl
     return [sorted(calls, key=lambda c: c.line) for calls in by_key.values()]
 
 
-def _large_groups(counted: Mapping[str, Call], graded: Mapping[str, tuple[str, int]]) -> list[list[Call]]:
+def _large_groups(firsts: Mapping[str, Call], graded: Mapping[str, tuple[str, int]]) -> list[list[Call]]:
     """Groups of counted calls of one service with one large graded output, sent more than
     one request (one request answered alike is what the other rules report)."""
     by_key: dict[tuple[str, str], list[Call]] = defaultdict(list)
     for call_id, (key, size) in graded.items():
-        call = counted.get(call_id)
+        call = firsts.get(call_id)
         if call is not None and size >= LARGE_OUTPUT:
             by_key[(call.service, key)].append(call)
     return [sorted(calls, key=lambda c: c.line) for calls in by_key.values()
@@ -103,7 +103,7 @@ def _findings(run: ValidatedRun, groups: list[list[Call]], what: str, to: str, w
         also = ", some shared with other services" if service in shared else ""
         example = ", ".join(c.call_id for c in first[:5]) + (", ..." if len(first) > 5 else "")
         own = tuple(dict.fromkeys(c.call_id for c in sorted(own_calls[service], key=lambda c: c.line)))
-        # One of a service's calls can share a group with other services' calls alone.
+        # A service can have a single call among other services' calls: then it is one.
         as_draws = "are counted as independent draws" if len(own) != 1 else "is counted as an independent draw"
         yield Finding("identical-outputs", "warning", run.log.file, first[1].line, "artifact_path",
                       f"{service}: {counted(len(own), 'call')} in {counted(len(mine), 'group')} got {what} to "
