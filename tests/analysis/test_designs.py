@@ -339,6 +339,11 @@ def test_degenerate_pairs_show_a_written_warning_and_decide_nothing(make_source,
     assert not re.search(r"\b1 (pairs|tasks)\b(?!\s+are)", page)  # "1 of 1 pairs are left out" reads right
     assert "nan" not in page.lower()
     assert broken_links(tmp_path / "site" / "v1") == []
+    if len(x) == 1:  # one call a service: its page and the run's list say so in the singular
+        service = text(tmp_path / "site" / "v1" / "experiments" / "mini" / "X.html")
+        assert "The 1 call of X, in log order, on 1 sheet:" in service
+        assert "The 2 calls of " in page and "<caption>2 calls from " in page
+        assert not re.search(r"\b1 (calls|sheets)\b", service + page)
 
 
 def test_paired_binary_matches_statsmodels_mcnemar(make_source):
