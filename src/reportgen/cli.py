@@ -262,7 +262,8 @@ def import_(ctx: click.Context, harness: str, paths: tuple[Path, ...], into: Pat
     was written after the run."""
     from reportgen.importers.stage import import_logs
 
-    click.echo(f"  reading {len(paths)} {harness} log path(s); nothing is written until every one reads", err=True)
+    click.echo(f"  reading {counted(len(paths), f'{harness} log path')}; nothing is written until every one reads",
+               err=True)
     try:
         created, runs = import_logs(harness, paths, into, experiment, baseline, TerminalProgress(quiet=False),
                                     same_task)
@@ -274,7 +275,8 @@ def import_(ctx: click.Context, harness: str, paths: tuple[Path, ...], into: Pat
     for item in runs:
         r = item.run
         alone = sum(c.one_sided for c in r.calls)
-        click.echo(f"wrote {item.folder}: {r.design}, {len(r.services)} service(s), {len(r.calls)} calls"
+        click.echo(f"wrote {item.folder}: {r.design}, {counted(len(r.services), 'service')}, "
+                   f"{counted(len(r.calls), 'call')}"
                    f"{f' ({alone} on units held by one log only)' if alone else ''}, metric {r.metric}")
         for note in r.notes:
             click.echo(f"  note: {note}")

@@ -36,7 +36,7 @@ def test_two_models_import_as_a_paired_run_that_builds_and_verifies(tmp_path: Pa
     imported = runner.invoke(main, ["import", "helm", *map(str, logs), "--into", str(src),
                                     "--experiment", "birds", "--baseline", "acme/tiny"])
     assert imported.exit_code == 0, imported.output
-    assert "paired, 2 service(s), 10 calls (2 on units held by one log only)" in imported.output
+    assert "paired, 2 services, 10 calls (2 on units held by one log only)" in imported.output
     assert "next: edit the contract(s) (run.toml)" in imported.output
 
     contract = tomllib.loads((src / "experiments" / "birds" / "run.toml").read_text(encoding="utf-8"))

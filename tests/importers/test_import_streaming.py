@@ -175,6 +175,6 @@ def test_writing_an_import_reports_progress_per_call(tmp_path: Path) -> None:
 
     _, [imported] = import_logs("lm-eval", [lm_eval_run(tmp_path / "run", {"acc": [1, 0, 1]})], tmp_path / "src",
                                 progress=Recorder())
-    assert ("stage", "read 1 log(s) holding 3 samples") in events
+    assert ("stage", "read 1 log holding 3 samples") in events
     assert ("bar", (f"writing {imported.run.id}", 3)) in events
     assert sum(n for kind, n in events if kind == "update") == 3

@@ -12,6 +12,7 @@ from reportgen.importers.assemble import ImportedRun, assemble
 from reportgen.importers.records import HarnessLog
 from reportgen.importers.write import write_run, write_site_file
 from reportgen.importers.wording import harness_name
+from reportgen.model.numbers import counted
 
 # Each harness's reader, imported only when asked for (module, function).
 READERS = {"inspect": ("reportgen.importers.inspect", "read_inspect"),
@@ -37,7 +38,8 @@ def import_logs(harness: str, paths: Sequence[Path], into: Path, experiment: str
     Everything is read and assembled before anything is written: a refused log leaves the
     source as it was."""
     logs = read_logs(harness, paths)
-    progress.stage(f"read {len(logs)} log(s) holding {sum(len(log.samples) for log in logs)} samples")
+    samples = sum(len(log.samples) for log in logs)
+    progress.stage(f"read {counted(len(logs), 'log')} holding {counted(samples, 'sample')}")
     runs = assemble(logs, experiment, baseline, same_task)
     title = f"Imported {harness_name(harness)} evaluation"
     created = write_site_file(into, title)
