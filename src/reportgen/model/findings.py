@@ -28,7 +28,14 @@ class Finding:
 
     @property
     def short(self) -> str:
-        return self.summary or self.message
+        """What a findings line of the pages says, which names the services apart: the
+        summary, else the message without its leading "<service>: " (it read "X: X: ...")."""
+        if self.summary:
+            return self.summary
+        for service in self.services:
+            if self.message.startswith(f"{service}: "):
+                return self.message[len(service) + 2:]
+        return self.message
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
