@@ -340,10 +340,11 @@ def test_degenerate_pairs_show_a_written_warning_and_decide_nothing(make_source,
     assert "nan" not in page.lower()
     assert broken_links(tmp_path / "site" / "v1") == []
     if len(x) == 1:  # one call a service: its page and the run's list say so in the singular
-        service = text(tmp_path / "site" / "v1" / "experiments" / "mini" / "X.html")
-        assert "The 1 call of X, in log order, on 1 sheet:" in service
-        assert "The 2 calls of " in page and "<caption>2 calls from " in page
-        assert not re.search(r"\b1 (calls|sheets)\b", service + page)
+        service = (tmp_path / "site" / "v1" / "experiments" / "mini" / "X.html").read_text(encoding="utf-8")
+        assert "mean score of 1 complete return (arithmetic mean" in service  # a score run (SCORE): a claim's title
+        assert "2 calls from calls.csv, in log order" in page
+        assert not re.search(r"\b1 (calls|sheets|planned calls|complete returns)\b", service + page)
+        assert not re.search(r"\b(X|Y): \1: ", page)  # a findings line names its service once
 
 
 def test_paired_binary_matches_statsmodels_mcnemar(make_source):

@@ -15,6 +15,7 @@ from reportgen.claims.weakens import weakens
 from reportgen.model.claim_keys import Pair, Subject
 from reportgen.model.findings import Finding
 from reportgen.model.measures import Measure, Unit
+from reportgen.model.numbers import counted
 from reportgen.model.outcomes import STATUS_LABELS
 
 # Claims a block flag warns about: the overall difference of the flagged comparison, in
@@ -104,7 +105,8 @@ def _group_claims(analysis: ExperimentAnalysis, group: GroupAnalysis, scope: Sco
 def _service_detail_claims(s: ServiceResult, scope: Scope, paired: bool) -> list[Claim]:
     out = [Claim(
         scope.key(s.service, Measure.COMPLETE_PASS_RATE), "rate",
-        f"{s.service} passed {s.complete_pass.numerator} of its {s.complete_pass.denominator} complete returns",
+        f"{s.service} passed {s.complete_pass.numerator} of its "
+        f"{counted(s.complete_pass.denominator, 'complete return')}",
         s.complete_pass, Unit.RATE, s.complete_calls)]
     failed = tuple(i for _, ids in s.failures for i in ids)
     out.append(Claim(
@@ -132,7 +134,8 @@ def _service_detail_claims(s: ServiceResult, scope: Scope, paired: bool) -> list
     if s.score_sd is not None:
         out.append(Claim(
             scope.key(s.service, Measure.SCORE_SD), "quantity",
-            f"{s.service}: sample standard deviation (n − 1) of the scores of {len(s.scored_calls)} complete returns",
+            f"{s.service}: sample standard deviation (n − 1) of the scores of "
+            f"{counted(len(s.scored_calls), 'complete return')}",
             Quantity(s.score_sd, "sample-sd", len(s.scored_calls)), Unit.SCORE, s.scored_calls))
     for name, value, label, method in (
             (Measure.LATENCY_MEDIAN_MS, s.latency_median_ms, "median", "median"),
@@ -140,7 +143,7 @@ def _service_detail_claims(s: ServiceResult, scope: Scope, paired: bool) -> list
         if value is not None:
             out.append(Claim(
                 scope.key(s.service, name), "quantity",
-                f"{s.service}: {label} latency of {len(s.complete_calls)} complete returns",
+                f"{s.service}: {label} latency of {counted(len(s.complete_calls), 'complete return')}",
                 Quantity(value, method), Unit.MS, s.complete_calls))
     return out
 
@@ -150,7 +153,8 @@ def _mean_score_claim(s: ServiceResult, scope: Scope, paired: bool) -> Claim:
     why = "; the comparison rests on the paired differences, not on these means" if paired else ""
     return Claim(
         scope.key(s.service, Measure.MEAN_SCORE), "quantity",
-        f"{s.service}: mean score of {len(s.scored_calls)} complete returns{scope.where} (arithmetic mean{why})",
+        f"{s.service}: mean score of {counted(len(s.scored_calls), 'complete return')}{scope.where} "
+        f"(arithmetic mean{why})",
         Quantity(s.mean_score, "mean", len(s.scored_calls)), Unit.SCORE, s.scored_calls)
 
 
