@@ -133,3 +133,15 @@ def test_the_audit_page_lists_a_long_finding_s_calls_up_to_a_cap_and_names_the_r
     # The short findings (one call each) are whole on the page and not in the file.
     assert full.count('<li id="finding-') == 201
     assert run_cli("verify", version).exit_code == 0
+
+
+def test_a_line_without_a_summary_names_its_service_once():
+    from reportgen.model.findings import Finding
+    from reportgen.render.findings_view import finding_lines
+
+    found = [Finding("calls-missing", "warning", "calls.csv", 0, "service",
+                     f"{s}: 1 of 4 planned first submissions are in the log", (s,)) for s in ("X", "Y")]
+    (line,) = finding_lines(found)  # the same words for both: one line, naming both services
+    assert (line.who, line.text) == ("X, Y", "1 of 4 planned first submissions are in the log")
+    other = Finding("c", "warning", "f", 0, "", "X-1 differs from the plan", ("X",))
+    assert other.short == "X-1 differs from the plan"  # a message that does not start with its service
