@@ -27,12 +27,12 @@ def _fail(exc: Exception, debug: bool) -> None:
         for problem in exc.problems:
             click.echo(f"error: {problem}", err=True)
         n = len(exc.problems)
-        click.echo(f"{n} problem{'s' if n != 1 else ''} found; nothing was written.", err=True)
+        click.echo(f"{counted(n, 'problem')} found; nothing was written.", err=True)
     elif isinstance(exc, AuditError):
         for finding in exc.findings:
             click.echo(str(finding), err=True)
         n = len(exc.findings)
-        click.echo(f"{n} error{'s' if n != 1 else ''} found; nothing was published.", err=True)
+        click.echo(f"{counted(n, 'error')} found; nothing was published.", err=True)
     elif isinstance(exc, ReportgenError):
         click.echo(f"error: {exc}", err=True)
     elif isinstance(exc, OSError) and exc.errno in _WHAT_TO_DO:

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from reportgen.analysis.results import ExperimentAnalysis
+from reportgen.model.numbers import counted
 
 
 def exploratory_caution(analysis: ExperimentAnalysis) -> str | None:
@@ -22,7 +23,7 @@ def exploratory_caution(analysis: ExperimentAnalysis) -> str | None:
         return ("the only comparison in an exploratory slice (not registered before the run): it suggests where "
                 "to look next and confirms nothing; its p-value is not adjusted for the slices that could have "
                 "been looked at")
-    slices = f"{len(exploratory)} exploratory slice{'s' if len(exploratory) != 1 else ''}"
+    slices = counted(len(exploratory), 'exploratory slice')
     return (f"one of {m} comparisons looked at in {slices} (not registered before the run); "
             f"none of their p-values or intervals is adjusted for that number: at α = {alpha:g}, about "
             f"{m * alpha:.2g} of them would fall below α by chance alone even with no real difference")

@@ -15,6 +15,7 @@ from reportgen.model.calls import Call
 from reportgen.model.findings import Finding, some_ids
 from reportgen.model.grading import GradeRow
 from reportgen.model.source import ValidatedRun
+from reportgen.model.numbers import counted
 
 
 def grading_findings(run: ValidatedRun, _: Any = None) -> Iterable[Finding]:
@@ -43,7 +44,7 @@ def grading_findings(run: ValidatedRun, _: Any = None) -> Iterable[Finding]:
         first, call = rows[0]
         yield Finding(
             "grade-rule-version", "error", file, first.line, "rule_version",
-            f"{len(rows)} grade{'s' if len(rows) != 1 else ''} given under grading rule version "
+            f"{counted(len(rows), 'grade')} given under grading rule version "
             f"{first.rule_version!r}, but the contract registers version {_expected(versions, call)!r}: "
             "grade them again under the registered rule", services=tuple(sorted({c.service for _, c in rows})),
             calls=tuple(c.call_id for _, c in rows), summary="grades given under another version of the grading rule")
@@ -52,7 +53,7 @@ def grading_findings(run: ValidatedRun, _: Any = None) -> Iterable[Finding]:
         ids = [c.call_id for _, c in early]
         yield Finding(
             "grade-before-call", "warning", row.file, row.line, "graded_at",
-            f"{len(early)} grade{'s' if len(early) != 1 else ''} given before the call itself was made "
+            f"{counted(len(early), 'grade')} given before the call itself was made "
             f"(first: {row.graded_at_text}, call {call.call_id} started {call.started_at_text}): {some_ids(ids)}; "
             "the key or the clocks are wrong", services=tuple(sorted({c.service for _, c in early})),
             calls=tuple(ids), summary="grades given before the call was made")

@@ -18,6 +18,7 @@ from reportgen.model.calls import Call
 from reportgen.model.config import UNKNOWN
 from reportgen.model.findings import Finding, some_ids
 from reportgen.model.source import ValidatedRun
+from reportgen.model.numbers import counted
 
 Identity = Literal["same", "snapshot", "different"]
 
@@ -91,8 +92,8 @@ def returned_model_findings(run: ValidatedRun) -> Iterator[Finding]:
         models = ", ".join(sorted({c.returned_model for c in calls}))
         ids = tuple(c.call_id for c in calls)
         yield Finding("returned-model-differs", "warning", run.log.file, calls[0].line, "returned_model",
-                      f"{service}: {_calls(len(calls))} ({some_ids(ids)}) returned {models} instead of the requested "
-                      f"{calls[0].requested_model}; the interface's model string is not proof either way, but "
+                      f"{service}: {counted(len(calls), 'call')} ({some_ids(ids)}) returned {models} instead of "
+                      f"the requested {calls[0].requested_model}; the interface's model string is not proof either way, but "
                       "these calls may not have been served by the model under test", (service,), calls=ids,
                       summary=f"returned {models} instead of the requested {calls[0].requested_model}: these "
                       "calls may not have been served by the model under test")
@@ -100,7 +101,7 @@ def returned_model_findings(run: ValidatedRun) -> Iterator[Finding]:
         if len(by_model) < 2:
             continue
         ordered = sorted(by_model.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-        served = "; ".join(f"{model}: {_calls(len(calls))}" for model, calls in ordered)
+        served = "; ".join(f"{model}: {counted(len(calls), 'call')}" for model, calls in ordered)
         mixed = sorted((c for model, calls in ordered[1:] for c in calls), key=lambda c: c.line)
         ids = tuple(c.call_id for c in mixed)
         yield Finding("returned-snapshots-mixed", "warning", run.log.file, mixed[0].line, "returned_model",
@@ -110,6 +111,3 @@ def returned_model_findings(run: ValidatedRun) -> Iterator[Finding]:
                       summary=f"one alias served by {len(ordered)} dated snapshots during the run: a difference "
                       "may come from a change of model, not from the service")
 
-
-def _calls(n: int) -> str:
-    return f"{n} call{'s' if n != 1 else ''}"

@@ -10,6 +10,7 @@ from reportgen.claims.claim import Claim, Count, Decision, Tested
 from reportgen.claims.scope import Scope
 from reportgen.model.claim_keys import ClaimKey, Pair
 from reportgen.model.measures import Measure, Unit
+from reportgen.model.numbers import counted
 
 ROW_LEVEL_ASSUMPTIONS = ("WRONG for this design: treats repetitions as independent tasks",)
 CELLS = {(1.0, 1.0): "both_pass", (1.0, 0.0): "only_baseline", (0.0, 1.0): "only_candidate",
@@ -38,7 +39,7 @@ def paired_claims(p: PairedComparison, scope: Scope, headline_only: bool, decisi
     unit = p.metric.unit
     d = p.difference
     what = p.metric.unit_value
-    units = f"{d.n} {p.unit}" + ("s" if d.n != 1 else "")
+    units = counted(d.n, p.unit)
     mean_of = (f"mean over {units} of the difference in task means (over repetitions)" if p.unit == "task"
                else f"mean over {units} of the difference")
     out = [Claim(

@@ -23,6 +23,7 @@ import vl_convert
 from reportgen.analysis.results import ExperimentAnalysis
 from reportgen.model.outcomes import STATUS_LABELS
 from reportgen.render import present
+from reportgen.model.numbers import counted
 
 WIDTH = 520
 MAX_POINTS = 2000  # past this a chart summarises instead of drawing every call
@@ -358,7 +359,7 @@ def _paired(analysis: ExperimentAnalysis) -> ChartPlan:
         width=WIDTH, height=height))
     table += tuple((f"line: {x['line'] or 'interval end'}", shown(x["at"])) for x in lines)
     return ChartPlan("paired", f"Every {unit}'s difference",
-                 f"{shape} ({p.candidate} − {p.baseline}, {d.n} {unit}{'s' if d.n != 1 else ''}"
+                 f"{shape} ({p.candidate} − {p.baseline}, {counted(d.n, unit)}"
                  f"{'' if score else ', in percentage points'}). "
                  f"Dashed lines: zero, the mean, the ends of "
                  f"its {level} t interval and the registered minimum useful effect. Read the spread, not only the mean.",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from reportgen.model.findings import INLINE_IDS, Finding
+from reportgen.model.numbers import counted
 
 # Calls a summary line links behind its <details>; the full list has all of them.
 LISTED_CALLS = 100
@@ -48,7 +49,7 @@ class FindingLine:
         (19), ...", or the services alone when the findings name no calls."""
         if not self.calls:
             return ", ".join(s for s, _ in self.services)
-        calls = f"{self.n_calls} call{'s' if self.n_calls != 1 else ''}"
+        calls = counted(self.n_calls, 'call')
         if not self.services:
             return calls
         if len(self.services) == 1 or not all(n for _, n in self.services):
