@@ -22,6 +22,7 @@ KINDS = {  # each kind of file the cache holds, by where it is
     "sheets record": "sheets.json",
     "file hashes": "files/*.tsv",
     "clean list": "clean/*.txt",
+    "store stamps": "store/*.json",
 }
 
 

@@ -32,7 +32,7 @@ from reportgen.render import svg
 from reportgen.render.render_cache import read_record
 from reportgen.render.sheet_record import SheetRecord
 from reportgen.render.svg import cache_key
-from reportgen.write.store import store_folder
+from reportgen.write.store import StoreStamp, store_folder
 
 RECORD_SCHEMA = "reportgen.built/3"
 
@@ -314,6 +314,43 @@ def save_sheets(cache: Path | None, earlier: Mapping[str, SheetRecord], now: Map
     return keep(cache / "sheets.json", json.dumps(body, separators=(",", ":")).encode())
 
 
+STAMPS_SCHEMA = "reportgen.store-stamps/1"
+MAX_STAMPS_KEPT = 2_000_000  # entries of the store's stamps: some 120 bytes each
+
+
+def _stamps_path(cache: Path, out: Path) -> Path:
+    return cache / "store" / f"{hashlib.sha256(str(store_folder(out).resolve()).encode()).hexdigest()}.json"
+
+
+def load_store_stamps(cache: Path | None, out: Path) -> dict[str, StoreStamp]:
+    """The stamps of the store files of ``out`` that earlier builds found whole or wrote
+    (see ``write.store.present``); an entry that is not four whole numbers is dropped."""
+    if cache is None:
+        return {}
+    try:
+        body = json.loads(recall(_stamps_path(cache, out)) or b"null")
+        if body.get("schema") != STAMPS_SCHEMA:
+            return {}
+        return {name: (v[0], v[1], v[2], v[3]) for name, v in dict(body["stamps"]).items()
+                if isinstance(name, str) and isinstance(v, list) and len(v) == 4
+                and all(type(n) is int for n in v)}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def save_store_stamps(cache: Path | None, out: Path, earlier: Mapping[str, StoreStamp],
+                      now: Mapping[str, StoreStamp]) -> str | None:
+    """Keep this build's stamps (last, so they are kept longest) and earlier ones, up to
+    MAX_STAMPS_KEPT."""
+    if cache is None:
+        return None
+    kept = {k: v for k, v in earlier.items() if k not in now}
+    kept.update(now)
+    items = list(kept.items())[-MAX_STAMPS_KEPT:]
+    body = {"schema": STAMPS_SCHEMA, "stamps": {name: list(v) for name, v in items}}
+    return keep(_stamps_path(cache, out), json.dumps(body, separators=(",", ":")).encode())
+
+
 def _hashes_path(cache: Path, source: Path) -> Path:
     return cache / "files" / f"{hashlib.sha256(str(source.resolve()).encode()).hexdigest()}.tsv"
 
@@ -419,6 +456,14 @@ class IncrementalCheck:
 
     def remember_sheets(self, earlier: Mapping[str, SheetRecord], now: Mapping[str, SheetRecord]) -> None:
         self._unkept(save_sheets(self.cache, earlier, now))
+
+    def store_stamps(self, out: Path) -> dict[str, StoreStamp]:
+        """The store files of ``out`` known whole, by their stamps (empty without a cache)."""
+        return load_store_stamps(self.cache, out)
+
+    def remember_store_stamps(self, out: Path, earlier: Mapping[str, StoreStamp],
+                              now: Mapping[str, StoreStamp]) -> None:
+        self._unkept(save_store_stamps(self.cache, out, earlier, now))
 
     def clean_contents(self) -> set[str] | None:
         """Artifact contents known to hold no credential (see ``load_clean``)."""

@@ -39,6 +39,7 @@ from reportgen.render.sheets import SHEET_CALLS
 from reportgen.render.text_runs import holds_drawings
 from reportgen.render.render_cache import RenderCache
 from reportgen.render.theme import claim_renderer, theme_environment
+from reportgen.write.store import StoreStamp
 from reportgen.write.version import VersionWriter
 
 if TYPE_CHECKING:  # charts imports altair and pandas: see memory_and_imports
@@ -82,12 +83,14 @@ def publish(report: Report, out: Path, check: IncrementalCheck, render_cache: Re
     for caution in (c for page in report.pages for c in page.cautions):  # also on the pages and the audit
         progress.stage(f"warning: {caution}")
     sheets = SheetsMade(check.sheets())
-    folder, written = _write_version(report, out, progress, check.code, sheets, runner.processes)
+    checked_store = check.store_stamps(out)
+    folder, written = _write_version(report, out, progress, check.code, sheets, runner.processes, checked_store)
     _warn_large(report, out, written.large_files(), progress)
     n_calls = sum(len(run.calls) for run in validated.runs)
     write_changes = start_apart(runner, copies, partial(write_previous_diff, out, validated.root, validated.config, folder,
                                            progress, None if redact else validated), n_calls)
     check.remember_sheets(sheets.earlier, sheets.now)
+    check.remember_store_stamps(out, checked_store, written.store_stamps)
     save_hashes()
     remembered = _remembered(report, written.hashes, len(sheets.now))
     check.remember(report.runs, remembered, written.stats, written.store_stats)
@@ -150,9 +153,9 @@ def _with_narrative(report: Report, pages: tuple[Page, ...]) -> Report:
 
 
 def _write_version(report: Report, out: Path, progress: Progress, code: str, sheets: SheetsMade,
-                   processes: int) -> tuple[Path, VersionWriter]:
+                   processes: int, checked_store: Mapping[str, StoreStamp]) -> tuple[Path, VersionWriter]:
     calls = sum(len(run.analysis.run.calls) for run in report.runs)
-    with VersionWriter(out, report.source.config.version, processes, calls) as writer:
+    with VersionWriter(out, report.source.config.version, processes, calls, checked_store) as writer:
         with progress.bar("pages", _count_pages(report)) as bar:
             render_version(report, writer, tick=writer.ticks(lambda: bar.update(1)), code_key=code, known=sheets,
                            sheets_written=partial(_let_go_of_file_bytes, report))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from reportgen.atomic import write_all, write_atomic
@@ -82,15 +83,32 @@ def _replace(folder: Path, name: str, path: str, data: bytes) -> None:
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 
-def present(folder: Path, name: str, size: int) -> bool:
+# A store file's size, modification and change times (ns) and inode, as a build saw them
+# once it knew the file's content hashes to its name (see ``present``).
+StoreStamp = tuple[int, int, int, int]
+
+
+def stamp_of(st: os.stat_result) -> StoreStamp:
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def present(folder: Path, name: str, size: int, checked: Mapping[str, StoreStamp] | None = None) -> bool:
     """Whether the store holds ``name`` with the size a build recorded for it, and its
-    content hashes to its name: a damaged file is never reused (see ``intact``)."""
+    content hashes to its name: a damaged file is never reused (see ``intact``).
+
+    ``checked``: the stamps of the store files earlier builds checked or wrote. A file
+    whose stamp is still the one recorded has not been written since (writing a file
+    moves its change time, which no tool sets back), so it is not hashed again: a
+    rebuild of a million calls reuses gigabytes of sheets and packs, and hashed them all."""
     path = os.path.join(folder, name)
     try:
-        if os.stat(path).st_size != size:
-            return False
+        st = os.stat(path)
     except OSError:
         return False
+    if st.st_size != size:
+        return False
+    if checked is not None and checked.get(name) == stamp_of(st):
+        return True
     return intact(path, name)
 
 

@@ -15,6 +15,7 @@ import re
 import secrets
 import shutil
 import tempfile
+import time
 from functools import partial
 import tomllib
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ import jinja2
 from reportgen.atomic import write_all, write_atomic
 from reportgen.errors import ReportgenError
 from reportgen.fork import Forked, may_fork
+from reportgen.load.contents import RACY_SECONDS
 from reportgen.model.config import parse_timestamp
 
 from reportgen.write import anchors, store
@@ -103,7 +105,8 @@ class VersionWriter:
     Store files (``share``) appear one by one, each whole: a store file no version lists
     yet is never seen by a reader, who follows links from a version."""
 
-    def __init__(self, out: Path, version: str, processes: int | None = None, calls: int = 0) -> None:
+    def __init__(self, out: Path, version: str, processes: int | None = None, calls: int = 0,
+                 checked_store: Mapping[str, store.StoreStamp] | None = None) -> None:
         self.out = out
         self.version = version
         self.processes = processes or os.cpu_count() or 1  # that write pages, the build's own included
@@ -116,6 +119,10 @@ class VersionWriter:
         # Each store file's size and times once the version is committed (taken then:
         # helpers may write the same new file at once, and the last one's is what stays).
         self.store_stats: dict[str, tuple[int, int, int]] = {}
+        # The store files earlier builds found whole (``store.present``), and those this
+        # version uses, as ``commit`` finds them: what the next build need not hash again.
+        self.checked_store = checked_store or {}
+        self.store_stamps: dict[str, store.StoreStamp] = {}
         self.notes: dict[str, object] = {}  # what jobs hand back to the build (see ``note``)
         self.anchors: dict[str, anchors.PageAnchors] = {}  # each page's ids and links to fragments
         self.store = store.store_folder(out)
@@ -173,7 +180,7 @@ class VersionWriter:
         """List a store file an earlier build wrote, when it is there with its size."""
         if name in self.stored:
             return True
-        if not store.present(self.store, name, size):
+        if not store.present(self.store, name, size, self.checked_store):
             return False
         self.stored[name] = name.split(".", 1)[0]
         return True
@@ -263,9 +270,14 @@ class VersionWriter:
             raise PublishError(f"{len(dead)} link(s) to an anchor that no page of {self.version} holds "
                                f"(nothing was published; please report it): {shown}")
         manifest = manifest_from_hashes(self.version, self.hashes, self.stored)
+        settled = (time.time() - RACY_SECONDS) * 1e9
         for name in self.stored:
             st = os.stat(self.store / name)
             self.store_stats[name] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            # Each one was written by this build or found whole by it: its stamp is kept,
+            # unless it changed so recently that a change in the same tick could follow unseen.
+            if max(st.st_mtime_ns, st.st_ctime_ns) < settled:
+                self.store_stamps[name] = store.stamp_of(st)
         self.stats["manifest.json"] = _write_file(self.tmp, "manifest.json", manifest)
         self.hashes["manifest.json"] = hashlib.sha256(manifest).hexdigest()  # every file of the version
         final = self.out / self.version
