@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+import numpy as np
+
 from reportgen.claims.claim import Claim
 from reportgen.model.outcomes import OUTCOME_LABELS
-from reportgen.render.views import CallView, RunView, SheetLink
+from reportgen.render.views import CallView, RunView, ServiceView, SheetLink
 
 EVIDENCE_PREVIEW = 4  # thumbnails shown with the first claim of each evidence list on its claims page
 EVIDENCE_ROWS = 200  # a set this long or shorter is a table, a thumbnail per call
@@ -32,38 +33,87 @@ class SheetShare:
     """The calls of one evidence set that lie on one sheet."""
 
     sheet: SheetLink
-    members: tuple[CallView, ...]  # in the sheet's order
-    left_out: tuple[CallView, ...]  # the sheet's calls that are not in the set
+    n_members: int
+    n_left_out: int  # the sheet's calls that are not in the set
+    listed: tuple[CallView, ...]  # the shorter of the two lists (the members on a tie), in the sheet's order
     counts: tuple[tuple[str, int], ...]  # the members' outcomes: (label, how many)
 
     @property
-    def listed(self) -> tuple[CallView, ...]:
-        """The shorter of the two lists: the members, or the calls left out."""
-        return self.left_out if len(self.left_out) < len(self.members) else self.members
-
-    @property
     def lists_left_out(self) -> bool:
-        return len(self.left_out) < len(self.members)
+        return self.n_left_out < self.n_members
 
 
-def sheet_shares(run: RunView, service: str, entries: Sequence[CallView]) -> dict:
-    """What evidence.html shows of a set: ``entries`` as a table, or ``shares`` by sheet."""
-    sheets = next((s.sheets for s in run.services if s.id == service), ())
-    members = {v.call.call_id for v in entries}
-    on_sheets = {c for sheet in sheets for c in sheet.calls}
+@dataclass(frozen=True)
+class Members:
+    """A long evidence set as places among its service's calls (as its sheets list them),
+    worked out by the build before the page writers are forked: a page writer then reads
+    two arrays, not every call of the set and of its service's sheets (a Python object
+    read in a forked writer is a page of memory copied: see ``VersionWriter.run_tasks``)."""
+
+    places: np.ndarray  # each member's place among the service's calls; -1 when it is not one
+    outcomes: np.ndarray  # the service's calls' outcomes, as indexes into OUTCOME_LABELS (shared by its sets)
+
+
+_OUTCOME_CODES = {outcome: i for i, outcome in enumerate(OUTCOME_LABELS)}
+
+
+def set_members(sets: Mapping[str, tuple[str, str, tuple[str, ...]]], runs: Mapping[str, RunView]
+                ) -> dict[str, Members]:
+    """``Members`` of each set of ``evidence_index`` long enough to be listed by sheet."""
+    long: dict[tuple[str, str], list[str]] = {}
+    for key, (run_id, service, ids) in sets.items():
+        if len(ids) > EVIDENCE_ROWS and run_id in runs:
+            long.setdefault((run_id, service), []).append(key)
+    members = {}
+    for (run_id, service), keys in long.items():
+        view = next((s for s in runs[run_id].services if s.id == service), None)
+        if view is None:
+            continue
+        place = {call.call.call_id: i for i, call in enumerate(view.calls)}  # one service's at a time
+        outcomes = np.fromiter((_OUTCOME_CODES[c.call.outcome] for c in view.calls), np.int8, len(view.calls))
+        for key in keys:
+            ids = sets[key][2]
+            members[key] = Members(np.fromiter((place.get(c, -1) for c in ids), np.int64, len(ids)), outcomes)
+    return members
+
+
+def sheet_shares(run: RunView, service: str, ids: Sequence[str], members: Members | None) -> dict:
+    """What evidence.html shows of a set: its calls as a table (``entries``), or
+    ``shares`` by sheet (``members``: the set's ``Members``, when it is long)."""
+    view = next((s for s in run.services if s.id == service), None)
+    inside = _inside(view, ids, members)
     # A table when short, or when the list is not a set of this service's calls (an id
     # given twice, or one no sheet of the service holds): every entry is then shown as it is.
-    if len(entries) <= EVIDENCE_ROWS or len(members) != len(entries) or not members <= on_sheets:
-        return {"entries": entries, "shares": None}
+    if view is None or members is None or inside is None:
+        return {"entries": [run.by_id[i] for i in ids], "shares": None}
+    starts = np.array([sheet.first - 1 for sheet in view.sheets], dtype=np.int64)  # a set's calls lie on sheets
+    n_in = np.add.reduceat(inside.astype(np.int64), starts)
+    by_outcome = [np.add.reduceat((inside & (members.outcomes == code)).astype(np.int64), starts)
+                  for code in range(len(OUTCOME_LABELS))]
+    labels = list(OUTCOME_LABELS.values())
     shares = []
-    for sheet in sheets:
-        inside = tuple(run.by_id[c] for c in sheet.calls if c in members)
-        if not inside:
+    for k, sheet in enumerate(view.sheets):
+        n = int(n_in[k])
+        if not n:
             continue
-        counts = Counter(v.call.outcome for v in inside)
-        shares.append(SheetShare(sheet, inside, tuple(run.by_id[c] for c in sheet.calls if c not in members),
-                                 tuple((OUTCOME_LABELS[o], counts[o]) for o in OUTCOME_LABELS if counts[o])))
+        start, size = sheet.first - 1, len(sheet.calls)
+        left = size - n
+        own = inside[start:start + size]
+        listed = np.flatnonzero(~own if left < n else own) if left else ()
+        shares.append(SheetShare(sheet, n, left, tuple(view.calls[start + int(j)] for j in listed),
+                                 tuple((labels[o], int(by_outcome[o][k])) for o in range(len(labels))
+                                       if by_outcome[o][k])))
     return {"entries": None, "shares": shares}
+
+
+def _inside(view: ServiceView | None, ids: Sequence[str], members: Members | None) -> np.ndarray | None:
+    """Whether each of the service's calls is in the set; None when the set is short, or
+    is not a set of the service's calls."""
+    if view is None or members is None or len(ids) <= EVIDENCE_ROWS or (members.places < 0).any():
+        return None
+    inside = np.zeros(len(view.calls), dtype=bool)
+    inside[members.places] = True
+    return inside if int(inside.sum()) == len(ids) else None  # fewer: an id given twice
 
 
 def evidence_index(claims: Sequence[Claim], calls: Mapping[str, Mapping[str, CallView]]) -> tuple[dict, dict]:

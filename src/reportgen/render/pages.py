@@ -19,7 +19,7 @@ from reportgen.audit.redaction import redactions_json
 from reportgen.claims.claim import RESULTS_SCHEMA, Claim
 from reportgen.model.findings import Finding
 from reportgen.render.evidence import (EVIDENCE_PREVIEW, claims_by_run, claims_by_set, claims_page, evidence_index,
-                                       findings_of, first_with_evidence, sheet_shares)
+                                       findings_of, first_with_evidence, Members, set_members, sheet_shares)
 from reportgen.render.findings_view import AUDIT_PAGE_CALLS, FINDING_CALLS, long_findings
 from reportgen.render.report import Report, RunReport
 from reportgen.render.theme import theme_environment, theme_static
@@ -89,15 +89,16 @@ def render_version(report: Report, out: VersionOutput, tick: Callable[[], None] 
         page(f"pages/{rendered.page.name}.html", "page.html", narrative=rendered)
     by_id = {v.id: v for v in views}
 
-    def evidence_page(key: str, run_id: str, service: str, ids: Sequence[str], supports: Sequence[Claim]) -> None:
-        # Inside the task: which sheets hold the calls is worked out by whichever process writes the page.
+    def evidence_page(key: str, run_id: str, service: str, ids: Sequence[str], supports: Sequence[Claim],
+                      members: Members | None) -> None:
         page(f"evidence/{run_id}/{key}.html", "evidence.html", run_id=run_id, service=service, n_calls=len(ids),
              supports=supports, drawings=by_id[run_id].drawings,
-             **sheet_shares(by_id[run_id], service, [by_id[run_id].by_id[i] for i in ids]))
+             **sheet_shares(by_id[run_id], service, ids, members))
 
-    cited = claims_by_set(claim_evidence)
+    cited, members = claims_by_set(claim_evidence), set_members(evidence_sets, by_id)  # before the writers fork
     for key, (run_id, service, ids) in evidence_sets.items():
-        tasks.append(partial(evidence_page, key, run_id, service, ids, [claims[c] for c in cited.get(key, ())]))
+        tasks.append(partial(evidence_page, key, run_id, service, ids, [claims[c] for c in cited.get(key, ())],
+                             members.get(key)))
     # The claims: one small index (every id keeps its anchor there, linking onward) and a
     # page per experiment. (A theme's own claims.html, written for the single page, still has what it had.)
     by_run = claims_by_run(report.claims)
