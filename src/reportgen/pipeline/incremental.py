@@ -315,7 +315,7 @@ def save_sheets(cache: Path | None, earlier: Mapping[str, SheetRecord], now: Map
 
 
 STAMPS_SCHEMA = "reportgen.store-stamps/1"
-MAX_STAMPS_KEPT = 2_000_000  # entries of the store's stamps: some 120 bytes each
+MAX_STAMPS_KEPT = 2_000_000  # entries of the store's stamps: some 150 bytes each
 
 
 def _stamps_path(cache: Path, out: Path) -> Path:

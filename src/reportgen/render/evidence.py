@@ -64,7 +64,7 @@ def set_members(sets: Mapping[str, tuple[str, str, tuple[str, ...]]], runs: Mapp
     for key, (run_id, service, ids) in sets.items():
         if len(ids) > EVIDENCE_ROWS and run_id in runs:
             long.setdefault((run_id, service), []).append(key)
-    members = {}
+    members: dict[str, Members] = {}
     for (run_id, service), keys in long.items():
         view = next((s for s in runs[run_id].services if s.id == service), None)
         if view is None:
@@ -73,7 +73,7 @@ def set_members(sets: Mapping[str, tuple[str, str, tuple[str, ...]]], runs: Mapp
         outcomes = np.fromiter((_OUTCOME_CODES[c.call.outcome] for c in view.calls), np.int8, len(view.calls))
         for key in keys:
             ids = sets[key][2]
-            members[key] = Members(np.fromiter((place.get(c, -1) for c in ids), np.int64, len(ids)), outcomes)
+            members[key] = Members(np.fromiter((place.get(c, -1) for c in ids), np.int32, len(ids)), outcomes)
     return members
 
 
@@ -86,7 +86,8 @@ def sheet_shares(run: RunView, service: str, ids: Sequence[str], members: Member
     # given twice, or one no sheet of the service holds): every entry is then shown as it is.
     if view is None or members is None or inside is None:
         return {"entries": [run.by_id[i] for i in ids], "shares": None}
-    starts = np.array([sheet.first - 1 for sheet in view.sheets], dtype=np.int64)  # a set's calls lie on sheets
+    # The service's sheets hold its calls in order, each sheet a run of them from ``first``.
+    starts = np.array([sheet.first - 1 for sheet in view.sheets], dtype=np.int64)
     n_in = np.add.reduceat(inside.astype(np.int64), starts)
     by_outcome = [np.add.reduceat((inside & (members.outcomes == code)).astype(np.int64), starts)
                   for code in range(len(OUTCOME_LABELS))]
