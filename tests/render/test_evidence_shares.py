@@ -35,8 +35,13 @@ def direct(run, service, ids):
         counts = Counter(v.call.outcome for v in inside)
         listed = left if len(left) < len(inside) else inside
         shares.append((sheet.href, len(inside), len(left), [v.call.call_id for v in listed],
-                       [(OUTCOME_LABELS[o], counts[o]) for o in OUTCOME_LABELS if counts[o]]))
+                       [plain_count(o, counts[o]) for o in OUTCOME_LABELS if counts[o]]))
     return shares
+
+
+def plain_count(outcome, n):
+    label = OUTCOME_LABELS[outcome]
+    return f"{n} {label}{'s' if outcome == 'technical_failure' and n != 1 else ''}"
 
 
 def a_run(rng: random.Random, sizes: dict[str, int]):
@@ -122,6 +127,9 @@ def test_a_built_site_lists_each_long_set_by_sheet_exactly(long_lists_site):
                 continue
             key = hashlib.sha256("\x1f".join((run.contract.id, service, *ids)).encode()).hexdigest()[:16]
             html = (version / "evidence" / run.contract.id / f"{key}.html").read_text()
+            words = re.sub(r"<[^>]+>", "", html)
+            assert not re.search(r"all but\S|\):\S", words)  # a word, then the calls it names
+            assert set(re.findall(r"(\d+) technical failure(?=[;)])", words)) <= {"1"}  # else "failures"
             members = set(ids)
             want = []
             for start in range(0, len(calls), 50):
@@ -131,13 +139,14 @@ def test_a_built_site_lists_each_long_set_by_sheet_exactly(long_lists_site):
                     continue
                 left = [c for c in sheet if c.call_id not in members]
                 listed = left if len(left) < len(inside) else inside if left else []
-                counts = Counter(OUTCOME_LABELS[c.outcome] for c in inside)
+                counts = Counter(c.outcome for c in inside)
+                counts = [plain_count(o, counts[o]) for o in OUTCOME_LABELS if counts[o]]
                 want.append((start + 1, start + len(sheet), len(inside), len(sheet), counts,
                              [c.call_id for c in listed]))
             got = []
             for m in LINE.finditer(html):
                 n = int(m[3] or m[4])
-                counts = Counter({label: int(k) for k, label in (p.split(" ", 1) for p in m[6].split("; "))})
+                counts = m[6].split("; ")
                 listed = re.findall(r'#call-[^"]*">([^<]+)</a>', m[8])
                 got.append((int(m[1]), int(m[2]), n, int(m[5] or n), counts, listed))
             assert got == want, (claim["id"], service)

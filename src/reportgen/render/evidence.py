@@ -21,7 +21,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from reportgen.claims.claim import Claim
-from reportgen.model.outcomes import OUTCOME_LABELS
+from reportgen.model.numbers import counted
+from reportgen.model.outcomes import OUTCOME_LABELS, Outcome
 from reportgen.render.views import CallView, RunView, ServiceView, SheetLink
 
 EVIDENCE_PREVIEW = 4  # thumbnails shown with the first claim of each evidence list on its claims page
@@ -36,7 +37,7 @@ class SheetShare:
     n_members: int
     n_left_out: int  # the sheet's calls that are not in the set
     listed: tuple[CallView, ...]  # the shorter of the two lists (the members on a tie), in the sheet's order
-    counts: tuple[tuple[str, int], ...]  # the members' outcomes: (label, how many)
+    counts: tuple[str, ...]  # the members' outcomes, each with how many: "3 technical failures"
 
     @property
     def lists_left_out(self) -> bool:
@@ -91,7 +92,6 @@ def sheet_shares(run: RunView, service: str, ids: Sequence[str], members: Member
     n_in = np.add.reduceat(inside.astype(np.int64), starts)
     by_outcome = [np.add.reduceat((inside & (members.outcomes == code)).astype(np.int64), starts)
                   for code in range(len(OUTCOME_LABELS))]
-    labels = list(OUTCOME_LABELS.values())
     shares = []
     for k, sheet in enumerate(view.sheets):
         n = int(n_in[k])
@@ -102,9 +102,17 @@ def sheet_shares(run: RunView, service: str, ids: Sequence[str], members: Member
         own = inside[start:start + size]
         listed = np.flatnonzero(~own if left < n else own) if left else ()
         shares.append(SheetShare(sheet, n, left, tuple(view.calls[start + int(j)] for j in listed),
-                                 tuple((labels[o], int(by_outcome[o][k])) for o in range(len(labels))
-                                       if by_outcome[o][k])))
+                                 tuple(outcome_count(outcome, int(by_outcome[o][k]))
+                                       for o, outcome in enumerate(OUTCOME_LABELS) if by_outcome[o][k])))
     return {"entries": None, "shares": shares}
+
+
+def outcome_count(outcome: Outcome, n: int) -> str:
+    """``n`` calls of one outcome, as a count reads: "1 technical failure", "3 technical
+    failures", "3 complete, passed"."""
+    if outcome == "technical_failure":
+        return counted(n, OUTCOME_LABELS[outcome])
+    return f"{n} {OUTCOME_LABELS[outcome]}"
 
 
 def _inside(view: ServiceView | None, ids: Sequence[str], members: Members | None) -> np.ndarray | None:
