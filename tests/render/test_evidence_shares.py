@@ -16,6 +16,7 @@ from reportgen.model.outcomes import OUTCOME_LABELS
 from reportgen.render.evidence import EVIDENCE_ROWS, set_members, sheet_shares
 
 OUTCOMES = list(OUTCOME_LABELS)
+LABELS = {label: outcome for outcome, label in OUTCOME_LABELS.items()}
 
 
 def direct(run, service, ids):
@@ -61,7 +62,11 @@ def a_run(rng: random.Random, sizes: dict[str, int]):
 def shown(result):
     if result["shares"] is None:
         return None
-    return [(s.sheet.href, s.n_members, s.n_left_out, [v.call.call_id for v in s.listed], list(s.counts))
+    for s in result["shares"]:  # as a theme written before the counts were reads them too
+        assert [plain_count(o, n) for o, n in ((LABELS[label], n) for label, n in s.counts)] == list(s.count_texts)
+        assert len(s.members) == s.n_members and len(s.left_out) == s.n_left_out
+        assert s.listed == (s.left_out if s.lists_left_out else s.members)
+    return [(s.sheet.href, s.n_members, s.n_left_out, [v.call.call_id for v in s.listed], list(s.count_texts))
             for s in result["shares"]]
 
 
@@ -153,3 +158,34 @@ def test_a_built_site_lists_each_long_set_by_sheet_exactly(long_lists_site):
             partial += sum(1 for g in got if g[2] != g[3])
             checked += 1
     assert checked >= 4 and partial  # each service's rate and its complete returns (some calls left out)
+
+
+# A theme's evidence.html as it was written before the counts were made ready to read:
+# the members and the calls left out as lists, each count as a pair.
+OLDER_THEME = """{% extends "base.html" %}
+{% block title %}Evidence{% endblock %}
+{% block main %}
+{% if entries is none %}<ul class="by-sheet">
+{% for share in shares %}<li>{{ share.members|length }} of {{ share.sheet.calls|length }}, {{ share.left_out|length }} out
+({% for label, n in share.counts %}{{ n }} {{ label }}{{ "; " if not loop.last }}{% endfor %}):
+{% for v in share.listed %}{{ v.call.call_id }} {% endfor %}</li>
+{% endfor %}</ul>{% endif %}
+{% endblock %}
+"""
+
+
+@pytest.mark.slow
+def test_a_theme_written_before_the_counts_still_builds(long_lists_site, tmp_path):
+    import shutil
+    from reportgen.pipeline.pipeline import build_site
+
+    source = tmp_path / "source"
+    shutil.copytree(long_lists_site[0], source)
+    (source / "older" / "templates").mkdir(parents=True)
+    (source / "older" / "templates" / "evidence.html").write_text(OLDER_THEME)
+    config = source / "reportgen.toml"
+    config.write_text(config.read_text() + 'theme = "older"\n')
+    build_site(source, tmp_path / "site", cache=tmp_path / "cache")
+    pages = list((tmp_path / "site" / "v1" / "evidence").rglob("*.html"))
+    lines = [m for p in pages for m in re.findall(r"<li>(\d+) of (\d+), (\d+) out", p.read_text())]
+    assert lines and all(int(a) + int(c) == int(b) for a, b, c in lines)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -37,11 +37,29 @@ class SheetShare:
     n_members: int
     n_left_out: int  # the sheet's calls that are not in the set
     listed: tuple[CallView, ...]  # the shorter of the two lists (the members on a tie), in the sheet's order
-    counts: tuple[str, ...]  # the members' outcomes, each with how many: "3 technical failures"
+    counts: tuple[tuple[str, int], ...]  # the members' outcomes: (label, how many)
+    count_texts: tuple[str, ...]  # the same as a count reads: "3 technical failures", "2 complete, passed"
+    # The service's calls, and which of the sheet's are in the set: for ``members`` and
+    # ``left_out``, made only when a template asks (a theme written before the counts were).
+    service_calls: tuple[CallView, ...] = field(default=(), compare=False, repr=False)
+    inside: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def lists_left_out(self) -> bool:
         return self.n_left_out < self.n_members
+
+    @property
+    def members(self) -> tuple[CallView, ...]:
+        return self._calls(True)
+
+    @property
+    def left_out(self) -> tuple[CallView, ...]:
+        return self._calls(False)
+
+    def _calls(self, inside: bool) -> tuple[CallView, ...]:
+        own = self.inside if self.inside is not None else np.zeros(0, dtype=bool)
+        start = self.sheet.first - 1
+        return tuple(self.service_calls[start + int(j)] for j in np.flatnonzero(own if inside else ~own))
 
 
 @dataclass(frozen=True)
@@ -101,9 +119,10 @@ def sheet_shares(run: RunView, service: str, ids: Sequence[str], members: Member
         left = size - n
         own = inside[start:start + size]
         listed = np.flatnonzero(~own if left < n else own) if left else ()
+        counts = [(outcome, int(by_outcome[o][k])) for o, outcome in enumerate(OUTCOME_LABELS) if by_outcome[o][k]]
         shares.append(SheetShare(sheet, n, left, tuple(view.calls[start + int(j)] for j in listed),
-                                 tuple(outcome_count(outcome, int(by_outcome[o][k]))
-                                       for o, outcome in enumerate(OUTCOME_LABELS) if by_outcome[o][k])))
+                                 tuple((OUTCOME_LABELS[o], c) for o, c in counts),
+                                 tuple(outcome_count(o, c) for o, c in counts), view.calls, own))
     return {"entries": None, "shares": shares}
 
 
