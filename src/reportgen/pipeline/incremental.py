@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib import metadata, resources
 from pathlib import Path
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, BinaryIO, Iterable, Mapping
+from typing import TYPE_CHECKING, BinaryIO, Iterable, Mapping, TypeVar
 
 from reportgen.atomic import write_atomic
 from reportgen import __version__
@@ -35,6 +35,8 @@ from reportgen.render.svg import cache_key
 from reportgen.write.store import StoreStamp, store_folder
 
 RECORD_SCHEMA = "reportgen.built/3"
+
+V = TypeVar("V")
 
 # Packages whose output ends up in a version's files.
 OUTPUT_PACKAGES = ("jinja2", "markupsafe", "markdown-it-py", "mdit-py-plugins", "numpy", "scipy", "pandas",
@@ -307,11 +309,17 @@ def save_sheets(cache: Path | None, earlier: Mapping[str, SheetRecord], now: Map
     ones, up to MAX_SHEETS_KEPT."""
     if cache is None:
         return None
-    kept = {k: v for k, v in earlier.items() if k not in now}
-    kept.update(now)
-    items = list(kept.items())[-MAX_SHEETS_KEPT:]
+    items = _latest(earlier, now, MAX_SHEETS_KEPT)
     body = {"schema": SHEETS_SCHEMA, "sheets": {key: record.to_json() for key, record in items}}
     return keep(cache / "sheets.json", json.dumps(body, separators=(",", ":")).encode())
+
+
+def _latest(earlier: Mapping[str, V], now: Mapping[str, V], limit: int) -> list[tuple[str, V]]:
+    """The entries of ``earlier`` and ``now`` (this build's last, and winning), up to ``limit``
+    of the latest."""
+    kept = {k: v for k, v in earlier.items() if k not in now}
+    kept.update(now)
+    return list(kept.items())[-limit:]
 
 
 STAMPS_SCHEMA = "reportgen.store-stamps/1"
@@ -344,9 +352,7 @@ def save_store_stamps(cache: Path | None, out: Path, earlier: Mapping[str, Store
     MAX_STAMPS_KEPT."""
     if cache is None:
         return None
-    kept = {k: v for k, v in earlier.items() if k not in now}
-    kept.update(now)
-    items = list(kept.items())[-MAX_STAMPS_KEPT:]
+    items = _latest(earlier, now, MAX_STAMPS_KEPT)
     body = {"schema": STAMPS_SCHEMA, "stamps": {name: list(v) for name, v in items}}
     return keep(_stamps_path(cache, out), json.dumps(body, separators=(",", ":")).encode())
 

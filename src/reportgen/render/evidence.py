@@ -31,22 +31,29 @@ EVIDENCE_ROWS = 200  # a set this long or shorter is a table, a thumbnail per ca
 
 @dataclass(frozen=True)
 class SheetShare:
-    """The calls of one evidence set that lie on one sheet."""
+    """The calls of one evidence set that lie on one sheet: counted from the set's places
+    (``Members``); its calls are made from the service's only when a template names them."""
 
     sheet: SheetLink
     n_members: int
     n_left_out: int  # the sheet's calls that are not in the set
-    listed: tuple[CallView, ...]  # the shorter of the two lists (the members on a tie), in the sheet's order
     counts: tuple[tuple[str, int], ...]  # the members' outcomes: (label, how many)
-    count_texts: tuple[str, ...]  # the same as a count reads: "3 technical failures", "2 complete, passed"
-    # The service's calls, and which of the sheet's are in the set: for ``members`` and
-    # ``left_out``, made only when a template asks (a theme written before the counts were).
-    service_calls: tuple[CallView, ...] = field(default=(), compare=False, repr=False)
-    inside: np.ndarray | None = field(default=None, compare=False, repr=False)
+    service_calls: tuple[CallView, ...] = field(compare=False, repr=False)
+    inside: np.ndarray = field(compare=False, repr=False)  # which of the sheet's calls are in the set
 
     @property
     def lists_left_out(self) -> bool:
         return self.n_left_out < self.n_members
+
+    @property
+    def listed(self) -> tuple[CallView, ...]:
+        """The shorter of the two lists (the members on a tie); none when the set holds the whole sheet."""
+        return self._calls(not self.lists_left_out) if self.n_left_out else ()
+
+    @property
+    def count_texts(self) -> tuple[str, ...]:
+        """The counts as they read: "3 technical failures", "2 complete, passed"."""
+        return tuple(outcome_count(_OUTCOME_OF[label], n) for label, n in self.counts)
 
     @property
     def members(self) -> tuple[CallView, ...]:
@@ -57,9 +64,8 @@ class SheetShare:
         return self._calls(False)
 
     def _calls(self, inside: bool) -> tuple[CallView, ...]:
-        own = self.inside if self.inside is not None else np.zeros(0, dtype=bool)
-        start = self.sheet.first - 1
-        return tuple(self.service_calls[start + int(j)] for j in np.flatnonzero(own if inside else ~own))
+        start, which = self.sheet.first - 1, self.inside if inside else ~self.inside
+        return tuple(self.service_calls[start + int(j)] for j in np.flatnonzero(which))
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,7 @@ class Members:
 
 
 _OUTCOME_CODES = {outcome: i for i, outcome in enumerate(OUTCOME_LABELS)}
+_OUTCOME_OF = {label: outcome for outcome, label in OUTCOME_LABELS.items()}
 
 
 def set_members(sets: Mapping[str, tuple[str, str, tuple[str, ...]]], runs: Mapping[str, RunView]
@@ -116,13 +123,9 @@ def sheet_shares(run: RunView, service: str, ids: Sequence[str], members: Member
         if not n:
             continue
         start, size = sheet.first - 1, len(sheet.calls)
-        left = size - n
-        own = inside[start:start + size]
-        listed = np.flatnonzero(~own if left < n else own) if left else ()
-        counts = [(outcome, int(by_outcome[o][k])) for o, outcome in enumerate(OUTCOME_LABELS) if by_outcome[o][k]]
-        shares.append(SheetShare(sheet, n, left, tuple(view.calls[start + int(j)] for j in listed),
-                                 tuple((OUTCOME_LABELS[o], c) for o, c in counts),
-                                 tuple(outcome_count(o, c) for o, c in counts), view.calls, own))
+        counts = tuple((label, int(by_outcome[o][k])) for o, label in enumerate(OUTCOME_LABELS.values())
+                       if by_outcome[o][k])
+        shares.append(SheetShare(sheet, n, size - n, counts, view.calls, inside[start:start + size]))
     return {"entries": None, "shares": shares}
 
 
