@@ -11,10 +11,11 @@ import tarfile
 import io
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import reportgen.render.sheets
 from conftest import default_rows
-from reportgen.render.packs import read_pack, tar_gz
+from reportgen.render.packs import _header, _tarfile_header, read_pack, tar_gz
 from sitecheck import broken_links, call_section, manifest_problems, sheet_of
 
 
@@ -161,6 +162,32 @@ def test_packs_are_deterministic_tarballs_of_files_named_by_their_hash():
         got = [(m.name, tar.extractfile(m).read(), m.mtime, m.uid, m.uname) for m in tar]
     assert got == [(name, body, 0, 0, "") for name, body in members]
     assert data[4:8] == b"\0\0\0\0"  # no time in the gzip header
+
+
+def _made(make, name, size):
+    try:
+        return make(name, size)
+    except ValueError as exc:  # a name tarfile cannot put in a ustar header
+        return f"refused: {exc}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(min_size=0, max_size=160),
+                 st.from_regex(r"[0-9a-f]{64}\.(txt|svg|json|png)", fullmatch=True),
+                 st.text(alphabet="ab/é\udcff", max_size=260)),
+       st.one_of(st.integers(0, 4096), st.integers(0, 8 ** 12), st.sampled_from([8 ** 11 - 1, 8 ** 11])))
+def test_a_pack_header_is_the_one_tarfile_writes(name, size):
+    # The header is made from a template; tarfile, which reads the packs back, is the oracle:
+    # every name (long, split at a slash, not ASCII, undecodable) and size gives its bytes.
+    assert _made(_header, name, size) == _made(_tarfile_header, name, size)
+
+
+def test_a_pack_reads_back_with_tarfile_member_by_member():
+    members = [("index.json", b"{}"), *((f"{i:064x}.txt", bytes([i % 256]) * (i * 37 % 1500)) for i in range(60)),
+               ("é" * 40 + ".txt", b"accented"), ("d" * 90 + "/" + "e" * 60, b"split at a slash")]
+    with tarfile.open(fileobj=io.BytesIO(tar_gz(members)), mode="r:gz") as tar:
+        got = [(m.name, m.size, m.mode, m.mtime, tar.extractfile(m).read()) for m in tar]
+    assert got == [(name, len(body), 0o644, 0, body) for name, body in members]
 
 
 def test_every_packed_file_is_the_raw_file_it_names(demo_site):

@@ -57,20 +57,49 @@ COMPRESS_LEVEL = 3  # a third faster than gzip's default, for a fifth more bytes
 def tar_gz(members: Iterable[tuple[str, bytes]]) -> bytes:
     """A ustar archive of ``members``, gzipped: each member's header as tarfile writes it,
     its data padded to 512 bytes, two zero blocks at the end (what TarFile.addfile and
-    close write, without a file object per member: 2,000 packs of 50 files each)."""
+    close write, without a file object per member: 20,000 packs of 50 files each)."""
     parts = []
     for name, data in members:
-        info = tarfile.TarInfo(name)
-        info.size, info.mtime, info.mode = len(data), 0, 0o644
-        info.uid = info.gid = 0
-        info.uname = info.gname = ""
-        parts += [info.tobuf(tarfile.USTAR_FORMAT, tarfile.ENCODING, "surrogateescape"), data,
-                  b"\0" * (-len(data) % tarfile.BLOCKSIZE)]
+        parts += [_header(name, len(data)), data, b"\0" * (-len(data) % tarfile.BLOCKSIZE)]
     parts.append(b"\0" * (2 * tarfile.BLOCKSIZE))
     archive = b"".join(parts)
     archive += b"\0" * (-len(archive) % tarfile.RECORDSIZE)
     # mtime=0 and no file name: the gzip header says nothing of when or where.
     return gzip.compress(archive, compresslevel=COMPRESS_LEVEL, mtime=0)
+
+
+def _tarfile_header(name: str, size: int) -> bytes:
+    """A member's ustar header as tarfile writes it: no time, owner or machine's mode."""
+    info = tarfile.TarInfo(name)
+    info.size, info.mtime, info.mode = size, 0, 0o644
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info.tobuf(tarfile.USTAR_FORMAT, tarfile.ENCODING, "surrogateescape")
+
+
+# A header differs from member to member only in its name, its size and their checksum:
+# tarfile's own header, made once, with those three put in (making each with tarfile was
+# a seventh of the time the sheets of a million calls took). The checksum is the sum of
+# the header's bytes with its own field read as spaces.
+_NAME, _SIZE, _CHKSUM = slice(0, 100), slice(124, 136), slice(148, 156)
+_TEMPLATE = bytearray(_tarfile_header("", 0))
+_TEMPLATE[_NAME], _TEMPLATE[_SIZE], _TEMPLATE[_CHKSUM] = bytes(100), bytes(12), b" " * 8
+_TEMPLATE_SUM = sum(_TEMPLATE)
+_LARGEST = 8 ** 11 - 1  # what 11 octal digits hold: tarfile refuses a larger size in ustar
+
+
+def _header(name: str, size: int) -> bytes:
+    """``_tarfile_header(name, size)``, made from the template when the name fits the
+    header's name field whole (packs name files by sha256); by tarfile otherwise."""
+    encoded = name.encode(tarfile.ENCODING, "surrogateescape")
+    if not 0 < len(encoded) <= 100 or size > _LARGEST:
+        return _tarfile_header(name, size)
+    digits = b"%011o\0" % size
+    header = bytearray(_TEMPLATE)
+    header[:len(encoded)] = encoded
+    header[_SIZE] = digits
+    header[148:155] = b"%06o\0" % (_TEMPLATE_SUM + sum(encoded) + sum(digits))
+    return bytes(header)
 
 
 class PackError(ValueError):
