@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reportgen.load.contents as contents
-from reportgen.load.contents import FileHashes, HashedFile, read_run_files
+from reportgen.load.contents import FileHashes, read_run_files
+from reportgen.load.file_record import HashedFile
 
 SHA = hashlib.sha256(b"alpha").hexdigest()
 STAT = SimpleNamespace(st_size=5, st_mtime_ns=1_700_000_000_123456789, st_ctime_ns=1_700_000_001_000000000,
@@ -195,8 +196,8 @@ def test_the_record_s_lines_are_made_as_they_are_written(tmp_path, settled, monk
     record = FileHashes()
     read_run_files(tmp_path, record)
     made: list[int] = []
-    real = contents._stamp
-    monkeypatch.setattr(contents, "_stamp", lambda *a: made.append(1) or real(*a))
+    real = contents.stamp_text
+    monkeypatch.setattr(contents, "stamp_text", lambda *a: made.append(1) or real(*a))
     pieces = record.text_pieces(lines_a_piece=2)
     first = next(pieces)
     assert first.count(b"\n") == 2 and len(made) == 2

@@ -18,13 +18,17 @@ import hashlib
 import json
 import os
 import time
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice
 from pathlib import Path
+from typing import Protocol
 
 from reportgen.errors import InputError, Problem
 from reportgen.load.artifacts import artifact_kind
+from reportgen.load.file_record import SHA256_CHARS, stamp_text
 from reportgen.load.files import FileStamps, FolderNames, Stamp, entry_prefix, list_folder, read_bytes
 from reportgen.load.kept_bytes import KeptBytes
 from reportgen.model.source import RunFiles
@@ -81,7 +85,8 @@ class FileHashes:
         line = self.entries.pop(path, None)
         if line is None and self.ahead is not None:
             line = self._read_up_to(path)
-        if line is not None and line[:-SHA256_CHARS] == _stamp(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino):
+        if line is not None and line[:-SHA256_CHARS] == stamp_text(st.st_size, st.st_mtime_ns, st.st_ctime_ns,
+                                                                    st.st_ino):
             return line[-SHA256_CHARS:]
         return None
 
@@ -107,20 +112,28 @@ class FileHashes:
         self.ahead = None
         self.folders.folders = {}
 
-    def put_below(self, root: str, rel: str, st: Stamp, sha: str) -> None:
+    def put_below(self, root: str, rel: str, st: Stamp, sha: str) -> int:
         """Record the sha256 of the file ``rel`` (``/``-separated) that a walk of ``root``
-        listed, unless it changed too recently (``RACY_SECONDS``). A build records every
+        listed, unless it changed too recently (``RACY_SECONDS``); its place among the
+        folder's records (for ``fill_below``), -1 when not recorded. A build records every
         file it lists, 200,000 for 100,000 calls: its record is held as numbers and the
         two strings the listing keeps anyway (the name and the sha256), and made into
         lines only when saved, by ``to_text`` (a line and an absolute path a file, held
         from the listing to the end of the build, cost 60 MB)."""
-        if _settled(st):
-            made = self.made.get(root)
-            if made is None:
-                made = self.made[root] = _MadeBelow([], FileStamps(), [])
-            made.rels.append(rel)
-            made.stamps.append(st)
-            made.shas.append(sha)
+        if not _settled(st):
+            return -1
+        made = self.made.get(root)
+        if made is None:
+            made = self.made[root] = _MadeBelow([], FileStamps(), [])
+        made.rels.append(rel)
+        made.stamps.append(st)
+        made.shas.append(sha)
+        return len(made.shas) - 1
+
+    def fill_below(self, root: str, place: int, sha: str) -> None:
+        """The sha256 of a file recorded by ``put_below`` before it was read (at its place
+        in the order of the walk, which the next walk asks in)."""
+        self.made[root].shas[place] = sha
 
     def lines(self) -> Iterator[tuple[str, str]]:
         """Every file this build's record keeps: (absolute path, its record's line), each
@@ -129,7 +142,7 @@ class FileHashes:
             start = entry_prefix(root)  # as the walk names the file: the next build looks it up so
             for rel, st, sha in zip(made.rels, made.stamps, made.shas):
                 path = start + (rel if os.sep == "/" else rel.replace("/", os.sep))
-                yield path, _stamp(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) + sha
+                yield path, stamp_text(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) + sha
 
     def to_text(self) -> str:
         return b"".join(self.text_pieces()).decode("utf-8")
@@ -179,7 +192,6 @@ class FileHashes:
 
 _FOLDERS = "folders\t"
 FOLDERS_TAG = _FOLDERS.encode()  # how the record's line of folders starts
-SHA256_CHARS = 64
 LOOK_AHEAD = 4096  # lines of the record read past, at most, for a path it does not hold there
 
 
@@ -227,51 +239,6 @@ class _MadeBelow:
     rels: list[str]
     stamps: FileStamps
     shas: list[str]
-
-
-@dataclass(frozen=True, slots=True)
-class HashedFile:
-    """A file's sha256 as a build took it, with the size, times and inode the file had
-    then: while they are the same, the file has the same bytes (as git's index has it).
-
-    Kept as one line of text (``line``): ``size mtime_ns ctime_ns inode sha256``, the
-    four numbers in decimal, the sha256 as 64 hex digits, one space between each. Only
-    a line as ``line`` writes it parses (``parse``); its last 64 characters are taken as
-    the sha256 as written (the bytes of a file are checked against it when read).
-    """
-
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    inode: int
-    sha256: str
-
-    @classmethod
-    def of(cls, st: Stamp, sha256: str) -> "HashedFile":
-        return cls(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, sha256)
-
-    def matches(self, st: Stamp) -> bool:
-        """Whether the file ``st`` describes still has this record's size, times and inode."""
-        return (self.size, self.mtime_ns, self.ctime_ns, self.inode) == (st.st_size, st.st_mtime_ns,
-                                                                         st.st_ctime_ns, st.st_ino)
-
-    def line(self) -> str:
-        return _stamp(self.size, self.mtime_ns, self.ctime_ns, self.inode) + self.sha256
-
-    @classmethod
-    def parse(cls, line: str) -> "HashedFile | None":
-        """The record ``line`` holds; None for any other line."""
-        try:
-            size, mtime_ns, ctime_ns, inode, sha256 = line.split(" ", 4)
-            record = cls(int(size), int(mtime_ns), int(ctime_ns), int(inode), sha256)
-        except ValueError:
-            return None
-        return record if len(sha256) == SHA256_CHARS and record.line() == line else None
-
-
-def _stamp(size: int, mtime_ns: int, ctime_ns: int, inode: int) -> str:
-    """A record's line up to its sha256."""
-    return f"{size} {mtime_ns} {ctime_ns} {inode} "
 
 
 class FileContents(Mapping[str, bytes]):
@@ -346,15 +313,37 @@ class FileRef:
         return self.contents[self.rel]
 
 
+class Apart(Protocol):
+    """Starts ``step`` in a forked copy of the build when ``size`` files to read are enough
+    for it to pay; gives the function that waits for the step's result (None when the copy
+    failed), or None when the step was not started (the build reads every file itself)."""
+
+    def __call__(self, step: Callable[[], "ReadPart"], size: int) -> Callable[[], "ReadPart | None"] | None: ...
+
+
+@dataclass(frozen=True)
+class ReadPart:
+    """Files read and hashed by a forked copy of the build: the sha256 of each, in the
+    order asked, and (when kept) their bytes end to end with each one's length: one
+    buffer to send back, not an object a file."""
+
+    shas: list[str]
+    data: bytearray
+    lengths: array[int]
+
+
 def read_run_files(folder: Path, hashes: FileHashes | None = None,
-                   drawings: Callable[[RunFiles], None] | None = None, keep: bool = True) -> RunFiles:
+                   drawings: Callable[[RunFiles], None] | None = None, keep: bool = True,
+                   apart: Apart | None = None) -> RunFiles:
     """Every regular file below ``folder``, hashed: from ``hashes`` when a file is as it
     was recorded there, else read (and its bytes kept, unless ``keep`` is False: a listing
     handed to another process, which reads what it needs again; ``drawings``, which
     takes the bytes read, is then never called). ``drawings``: called
     with the folder's SVG files alone, once they are hashed and before any other file is
     read, when some of them had to be read (new or changed since the hashes were
-    recorded), so that rendering them can start while the rest is read."""
+    recorded), so that rendering them can start while the rest is read. ``apart``: where
+    half of the files to read may be read by a forked copy of the build (a first build
+    reads every file: 2.7 million for a million calls, on one core otherwise)."""
     known = hashes.folders if hashes is not None else None  # recorded hashes and names go by absolute path
     root = os.path.abspath(folder)
     listing = list_folder(root, with_stat=True, known=known, settled_before=time.time() - RACY_SECONDS)
@@ -364,28 +353,108 @@ def read_run_files(folder: Path, hashes: FileHashes | None = None,
     sizes: dict[str, int] = dict(zip((rel for rel, _ in listing.files), listing.stats.sizes()))
     sha256: dict[str, str] = dict.fromkeys(sizes, "")
     read = KeptBytes()  # a content many calls share (a drawing) is kept once
-
-    def hashed(rel: str, path: str, st: Stamp) -> None:
-        known = hashes.get(path, st) if hashes is not None else None
-        if known is None:
-            data = read_bytes(path)
-            known = hashlib.sha256(data).hexdigest()
-            if keep:
-                read.add(rel, known, data)
-        if hashes is not None:
-            hashes.put_below(root, rel, st, known)
-        sha256[rel] = known
-
     drawn = [artifact_kind(rel) == "svg" for rel, _ in listing.files]
-    for (rel, path), st, svg in zip(listing.files, listing.stats, drawn):
-        if svg:
-            hashed(rel, path, st)
+    hashing = _Hashing(root, listing.files, listing.stats, drawn, hashes, sha256, read if keep else None, apart)
+    hashing.finish(hashing.start(drawings=True))
+    others = hashing.start(drawings=False)
     if drawings is not None and read:  # new or changed drawings: an earlier build rendered the others
         svgs = {rel: sha256[rel] for rel, svg in zip(sha256, drawn) if svg}
         drawings(RunFiles(FileContents(root, svgs, {rel: sizes[rel] for rel in svgs}, read.share()), frozenset(), (),
                           svgs))
-    for (rel, path), st, svg in zip(listing.files, listing.stats, drawn):
-        if not svg:
-            hashed(rel, path, st)
+    hashing.finish(others)
     return RunFiles(FileContents(root, sha256, sizes, read.done()), frozenset(listing.dirs),
                     tuple(rel for rel, _ in listing.links), sha256)
+
+
+@dataclass(frozen=True)
+class _Hashing:
+    """A listed folder's files being hashed into ``sha256``, some at a time (``hash``):
+    from the record when it holds them; else read, by the build and, for half of them
+    when ``apart`` says it pays, by a forked copy. Asked of the record and recorded in
+    the order ``hash`` is given them: the order the next build's walk asks for them."""
+
+    root: str
+    files: list[tuple[str, str]]
+    stats: FileStamps
+    drawn: list[bool]  # whether each file is a drawing (an SVG)
+    hashes: FileHashes | None
+    sha256: dict[str, str]
+    kept: KeptBytes | None
+    apart: Apart | None
+
+    def start(self, drawings: bool) -> "_Reading":
+        """Hash the drawings (``drawings``) or every other file: those the record holds at
+        once; the others being read, half of them by a forked copy when ``apart`` says so
+        (forked here, before the build starts a thread: see ``fork.may_fork``)."""
+        hashes, sha256 = self.hashes, self.sha256
+        named: list[tuple[str, str]] = []  # the files to read, (relative path, path)
+        places: list[int] = []  # where each is recorded, filled in once read (see ``finish``)
+        for (rel, path), st, svg in zip(self.files, self.stats, self.drawn):
+            if svg is not drawings:
+                continue
+            sha = hashes.get(path, st) if hashes is not None else None
+            if sha is None:
+                named.append((rel, path))
+                places.append(hashes.put_below(self.root, rel, st, "") if hashes is not None else -1)
+            else:
+                hashes.put_below(self.root, rel, st, sha)  # type: ignore[union-attr]  # sha came from it
+                sha256[rel] = sha
+        half = len(named) // 2
+        theirs = self.apart(partial(_read_apart, named[half:], self.kept is not None), len(named) - half) \
+            if self.apart is not None and half else None
+        return _Reading(named, places, half if theirs is not None else len(named), theirs)
+
+    def finish(self, reading: "_Reading") -> None:
+        """The files ``start`` left to read, read: the build's own, then the copy's."""
+        shas = _read_into(reading.named[:reading.mine], self.kept)
+        rest = reading.named[reading.mine:]
+        theirs = reading.theirs() if reading.theirs is not None else None
+        if theirs is None:  # none was read apart, or the copy failed: read here, meeting whatever it met
+            shas += _read_into(rest, self.kept)
+        else:
+            if self.kept is not None:
+                with memoryview(theirs.data) as data:
+                    start = 0
+                    for (rel, _), sha, length in zip(rest, theirs.shas, theirs.lengths):
+                        self.kept.add(rel, sha, data[start:start + length].tobytes())
+                        start += length
+            shas += theirs.shas
+        for (rel, _), place, sha in zip(reading.named, reading.places, shas):
+            self.sha256[rel] = sha
+            if place >= 0:
+                self.hashes.fill_below(self.root, place, sha)  # type: ignore[union-attr]  # placed by it
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """Files being read (``_Hashing.start``): the build reads the first ``mine``, and the
+    copy (``theirs`` waits for it) the rest."""
+
+    named: list[tuple[str, str]]
+    places: list[int]
+    mine: int
+    theirs: Callable[[], ReadPart | None] | None
+
+
+def _read_into(named: list[tuple[str, str]], kept: KeptBytes | None) -> list[str]:
+    """The sha256 of each (relative path, path) file, read; its bytes added to ``kept``."""
+    shas = []
+    for rel, path in named:
+        data = read_bytes(path)
+        sha = hashlib.sha256(data).hexdigest()
+        if kept is not None:
+            kept.add(rel, sha, data)
+        shas.append(sha)
+    return shas
+
+
+def _read_apart(named: list[tuple[str, str]], keep: bool) -> ReadPart:
+    """``_read_into`` in a forked copy: what it read, to send back."""
+    shas, data, lengths = [], bytearray(), array("Q")
+    for _, path in named:
+        body = read_bytes(path)
+        shas.append(hashlib.sha256(body).hexdigest())
+        if keep:
+            data += body
+            lengths.append(len(body))
+    return ReadPart(shas, data, lengths)

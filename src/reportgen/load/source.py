@@ -16,7 +16,7 @@ from reportgen.load.calllog import MAX_LOG_BYTES, find_log, read_log, without_ro
 from reportgen.load.contract import load_contract, load_site_config
 from reportgen.load.design_checks import check_design
 from reportgen.load.grades import load_grading
-from reportgen.load.contents import FileContents, FileHashes, read_run_files
+from reportgen.load.contents import Apart, FileContents, FileHashes, read_run_files
 from reportgen.load.requests import _check_requests
 from reportgen.load.rows import _parse_calls, check_artifact_paths
 from reportgen.model.calls import Call
@@ -26,13 +26,14 @@ from reportgen.model.source import RawLog, RawRow, RunFiles, SourceSnapshot, Val
 
 def read_source(source: Path, hashes: FileHashes | None = None,
                 drawings: Callable[[str, RunFiles], None] | None = None,
-                version_label: str | None = None, keep: bool = True) -> SourceSnapshot | None:
+                version_label: str | None = None, keep: bool = True, apart: Apart | None = None
+                ) -> SourceSnapshot | None:
     """Every input file, hashed (``hashes``: those known from an earlier build; see
     ``contents``); None when the site configuration itself has problems (``load_source``
     then reports them, with every other problem). ``drawings``: called with each
     experiment folder's name and its SVG files, before the folder's other files are read.
-    ``version_label``: the version to build, in place of reportgen.toml's. ``keep``: see
-    ``read_run_files``."""
+    ``version_label``: the version to build, in place of reportgen.toml's. ``keep`` and
+    ``apart``: see ``read_run_files``."""
     problems = Collector()
     if not source.is_dir():
         return None
@@ -41,8 +42,8 @@ def read_source(source: Path, hashes: FileHashes | None = None,
     names = _experiment_names(experiments_dir, config, problems)
     if config is None or problems.problems or any(_log_too_large(experiments_dir / n) for n in names):
         return None  # load_source reports why, without reading the oversized log
-    runs = {name: read_run_files(experiments_dir / name, hashes, partial(drawings, name) if drawings else None, keep)
-            for name in names}
+    runs = {name: read_run_files(experiments_dir / name, hashes, partial(drawings, name) if drawings else None, keep,
+                                 apart) for name in names}
     return SourceSnapshot(config, runs, _digest(source, [(f"experiments/{n}", f) for n, f in runs.items()]))
 
 

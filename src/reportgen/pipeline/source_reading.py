@@ -11,6 +11,10 @@ each on one core. When the record is large enough for it to pay, a forked copy o
 build lists the folder, saves the record and sends the listing back, while the build parses
 the logs (``load_source`` waits for the listing only once a log is parsed). A copy that
 fails leaves the reading to the build, as in a first build: see ``forked``.
+
+A first build has no record: it reads and hashes every file (1.8 million for a million
+calls), and half of those a forked copy reads beside it (``_apart``), sending back their
+hashes and bytes in one buffer; a copy that fails leaves its half to the build.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from pathlib import Path
 
 from reportgen.fork import Forked
 from reportgen.pipeline.incremental import file_hashes_size, load_file_hashes, save_file_hashes
-from reportgen.load.contents import FileHashes
+from reportgen.load.contents import Apart, FileHashes, ReadPart
 from reportgen.load.read_ahead import read_ahead_behind
 from reportgen.load.source import read_source
 from reportgen.model.source import RunFiles, SourceSnapshot
@@ -65,7 +69,7 @@ class SourceReading:
             self.done = self.copy.result() if self.copy is not None else None
             if self.done is None:
                 self.copy = None  # not listed apart, or the copy failed: read here
-                self.done = self._read(self.drawings)
+                self.done = self._read(self.drawings, apart=self._apart)
             self.read = True
             if self.ahead is not None:
                 self.ahead.stop()  # done with, or behind the build: of no more use
@@ -116,15 +120,28 @@ class SourceReading:
             self._save()
         return snapshot
 
-    def _read(self, drawings: Drawings | None, keep: bool = True) -> SourceSnapshot | None:
+    def _read(self, drawings: Drawings | None, keep: bool = True, apart: Apart | None = None) -> SourceSnapshot | None:
         """The source read against the earlier build's record of its files, which is
         dropped once read (this build's own record is what is saved). ``keep``: the
-        bytes of the files read to be hashed are kept (see ``read_run_files``)."""
+        bytes of the files read to be hashed are kept; ``apart``: where some are read
+        by a forked copy (see ``read_run_files``)."""
         self.hashes = load_file_hashes(self.cache, self.source)
-        snapshot = read_source(self.source, self.hashes, drawings, self.version_label, keep)
+        snapshot = read_source(self.source, self.hashes, drawings, self.version_label, keep, apart)
         if self.hashes is not None:
             self.hashes.read_through()
         return snapshot
+
+    def _apart(self, step: Callable[[], ReadPart], size: int) -> Callable[[], ReadPart | None] | None:
+        """``step``, reading ``size`` of the source's files, in a forked copy of the build
+        when they are enough for it to pay (a first build of a large source, which reads
+        every file on one core otherwise); the function that waits for what it read."""
+        if not self.runner.steps_apart(size):
+            return None
+        copy = Forked(step)
+        if copy.pid is None:
+            return None  # not forked (a thread is running): the build reads them itself
+        self.copies.callback(copy.stop)  # a failed build leaves no copy behind
+        return copy.result
 
     def _save(self) -> None:
         save_file_hashes(self.cache, self.source, self.hashes)  # nothing once let go of
