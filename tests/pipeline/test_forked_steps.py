@@ -35,13 +35,15 @@ def _rows_with_findings():
 
 
 def _forks_counted(monkeypatch, fail: bool = False) -> list[str]:
-    """Each copy the build forks, as "listing" (the source listed apart) or "step";
-    with ``fail``, every copy fails (the build then does the step itself)."""
+    """Each copy the build forks, as "listing" (the source listed apart), "reading" (half
+    of the files a first build reads) or "step"; with ``fail``, every copy fails (the build
+    then does the step itself)."""
     made: list[str] = []
     real = fork.Forked.__init__
+    kinds = {"_listed": "listing", "_read_apart": "reading"}
 
     def counting(self, step, report=False, then=None):
-        made.append("listing" if getattr(getattr(step, "func", step), "__name__", "") == "_listed" else "step")
+        made.append(kinds.get(getattr(getattr(step, "func", step), "__name__", ""), "step"))
         real(self, (lambda: 1 / 0) if fail else step, report, then)
 
     monkeypatch.setattr(fork.Forked, "__init__", counting)
@@ -137,10 +139,13 @@ def test_the_changes_page_and_the_source_record_made_apart_are_those_the_build_m
     _two_versions(make_source, tmp_path / "alone", tmp_path / "cache-alone")
     made = _forks_counted(monkeypatch, fail=copy_fails)
     _, source = _two_versions(make_source, tmp_path / "apart", tmp_path / "cache-apart", STEPS_AND_LISTING_APART)
-    # v1: the source record, the changes page (none: no previous version). v2 has a
-    # record to list the folder by: the listing (which saves the record) and the changes
-    # page; and when the listing fails, the build lists the folder and saves the record apart.
-    assert made == ["step", "step", "listing"] + (["step"] if copy_fails else []) + ["step"]
+    # v1: half of its drawings and half of its other files read apart, the source record,
+    # the changes page (none: no previous version). v2 has a record to list the folder by:
+    # the listing (which saves the record) and the changes page; and when the listing
+    # fails, the build lists the folder, reads half of what changed apart (the test's
+    # source is written anew) and saves the record apart.
+    again = ["reading", "reading", "step"] if copy_fails else []
+    assert made == ["reading", "reading", "step", "step", "listing", *again, "step"]
     page = "diff/v1..v2/index.html"
     assert (tmp_path / "apart" / page).read_bytes() == (tmp_path / "alone" / page).read_bytes()
     assert [p.name for p in (tmp_path / "apart" / "diff" / "v1..v2").iterdir()] == ["index.html"]
