@@ -161,18 +161,25 @@ def _reader(artifact: Artifact) -> Callable[[], bytes]:
     return lambda: artifact.data
 
 
+def credentials_in_log(run: ValidatedRun, not_credentials: tuple[str, ...] = ()) -> list[Credential]:
+    """The credentials in the run's log and contract: what ``credential_findings`` finds
+    first, which reads nothing of the run's folder but those two files."""
+    # A Parquet log is binary (maybe compressed): its values are scanned, row by row.
+    files = [(run.log.file, searchable_text(run.log)), (f"{run.rel_folder}/run.toml", run.contract.text.encode("utf-8"))]
+    return scan_files(files, frozenset(not_credentials))
+
+
 def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts],
-                        clean: set[str] | None = None, not_credentials: tuple[str, ...] = ()
-                        ) -> tuple[Finding, ...]:
+                        clean: set[str] | None = None, not_credentials: tuple[str, ...] = (),
+                        in_log: list[Credential] | None = None) -> tuple[Finding, ...]:
     """Every credential in the run's log, contract, requests and artifacts. ``clean``: the
     sha256 of artifact contents known to hold none (scanned by this same code before);
     they are not scanned again, and the contents found clean now are added to it, except
     those holding a text declared not a credential (``not_credentials``, from
-    reportgen.toml: a later build without that declaration scans them again)."""
+    reportgen.toml: a later build without that declaration scans them again).
+    ``in_log``: what ``credentials_in_log`` found of this very run, when already known."""
     allowed = frozenset(not_credentials)
-    # A Parquet log is binary (maybe compressed): its values are scanned, row by row.
-    files = [(run.log.file, searchable_text(run.log)), (f"{run.rel_folder}/run.toml", run.contract.text.encode("utf-8"))]
-    files += [(f"{run.rel_folder}/requests/{hexdigest}.json", data) for hexdigest, data in sorted(run.requests.items())]
+    files = [(f"{run.rel_folder}/requests/{hexdigest}.json", data) for hexdigest, data in sorted(run.requests.items())]
     if run.grading.blind is not None:  # graders' reasons are free text, published with the data
         files += [(f"{run.grading.blind.folder}/{name}", data) for name, data in run.grading.blind.files.items()]
     known = clean if clean is not None else set()
@@ -190,8 +197,10 @@ def credential_findings(run: ValidatedRun, artifacts: dict[str, CallArtifacts],
                  for cid, a in own]
     # An artifact is named by its sha256 and read when scanned: held all at once, each
     # read a copy (see load.kept_bytes), the responses would be held twice.
-    found = scan_contents(chain(_as_read(files), ((name, ("sha256", a.sha256), _reader(a)) for name, a in named)),
-                          allowed)
+    # Each content is scanned once (``scan_contents``): one the log or contract shares
+    # with a later file holds what it held there, so scanning them apart finds the same.
+    found = (credentials_in_log(run, not_credentials) if in_log is None else in_log) + scan_contents(
+        chain(_as_read(files), ((name, ("sha256", a.sha256), _reader(a)) for name, a in named)), allowed)
     if clean is not None:
         dirty = {c.file for c in found}
         declared = [text.encode("utf-8") for text in allowed]

@@ -25,24 +25,32 @@ from reportgen.model.numbers import counted
 
 
 def audit_run(run: ValidatedRun, artifact_hashes: Mapping[str, tuple[str, ...]],
-              drawings: Mapping[str, str], graded: Mapping[str, tuple[str, int]]) -> tuple[Finding, ...]:
+              drawings: Mapping[str, str], graded: Mapping[str, tuple[str, int]],
+              of_calls: tuple[Finding, ...] | None = None) -> tuple[Finding, ...]:
     """Every warning and error the run's data shows against its contract.
 
     ``artifact_hashes``: each call's files by sha256; ``drawings``: each call's drawing
     as ``load.artifacts.drawing_digest``; ``graded``: each call's graded output as
-    ``load.artifacts.graded_outputs`` (a build and ``verify`` must pass the same)."""
+    ``load.artifacts.graded_outputs`` (a build and ``verify`` must pass the same).
+    ``of_calls``: what ``call_findings`` found of this very run, when already known."""
     findings: list[Finding] = list(identical_outputs(run, artifact_hashes, drawings, graded))
-    for check in (_plan, _pilot, _exclusions, _interleaving, _concurrency, _returned_model,
-                  _parameters, _repeated_seeds, _repetitions, _clusters, _window,
-                  _retries, _selection, _missing_requests, _complete_without_artifact, _written_after_run,
-                  _fewer_than_listed, schedule_findings, grading_findings):
-        findings.extend(check(run, artifact_hashes))
+    findings += call_findings(run) if of_calls is None else of_calls
+    findings += _missing_requests(run, artifact_hashes)
     numbered = []
     counts: Counter[str] = Counter()
+    # Ordered by where they show; findings of one code come from one check, in its order.
     for f in sorted(findings, key=lambda f: (f.severity != "error", f.file, f.line, f.code)):
         counts[f.code] += 1
         numbered.append(_with_id(f, f"{run.contract.id}.{f.code}.{counts[f.code]}"))
     return tuple(numbered)
+
+
+def call_findings(run: ValidatedRun) -> tuple[Finding, ...]:
+    """The findings (not numbered yet) of every check that reads only the run's contract,
+    calls and grading, not its folder's files or request bodies: ``audit_run``'s checks
+    but the identical outputs and the missing requests. Found of a large run while its
+    folder is listed (see ``load.source.provisional_run``)."""
+    return tuple(f for check in _CALL_CHECKS for f in check(run, None))
 
 
 def _with_id(f: Finding, finding_id: str) -> Finding:
@@ -320,3 +328,8 @@ def _complete_without_artifact(run: ValidatedRun, _) -> Iterable[Finding]:
                           f"call {call.call_id} returned a complete answer but no artifact was kept: its grade "
                           "cannot be re-checked", (call.service,), calls=(call.call_id,),
                           summary="returned a complete answer but no artifact was kept: the grade cannot be re-checked")
+
+
+_CALL_CHECKS = (_plan, _pilot, _exclusions, _interleaving, _concurrency, _returned_model, _parameters, _repeated_seeds,
+                _repetitions, _clusters, _window, _retries, _selection, _complete_without_artifact, _written_after_run,
+                _fewer_than_listed, schedule_findings, grading_findings)

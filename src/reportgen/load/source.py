@@ -49,14 +49,18 @@ def read_source(source: Path, hashes: FileHashes | None = None,
 
 def load_source(source: Path, check_artifacts: bool = True,
                 listing: Callable[[], SourceSnapshot | None] | None = None,
-                version_label: str | None = None) -> ValidatedSource:
+                version_label: str | None = None,
+                meanwhile: Callable[[SiteConfig, ValidatedRun], None] | None = None) -> ValidatedSource:
     """Read and validate everything; raise InputError listing every problem.
 
     ``check_artifacts=False`` is for recomputing a published version from its data/
     folder, which holds the contract, log and requests but publishes artifacts apart.
     ``listing`` gives the same folder as ``read_source`` reads it (by another process,
     say), so that its files are not read again: it is asked for only once the first
-    run's log is parsed. ``version_label``: the version to build, in place of reportgen.toml's."""
+    run's log is parsed. ``meanwhile``: given the site's configuration and that run as
+    it will load if its folder's listing leaves its calls as parsed (``provisional_run``),
+    before the listing is waited for: work on it overlaps the listing.
+    ``version_label``: the version to build, in place of reportgen.toml's."""
     problems = Collector()
     if not source.is_dir():
         problems.add(str(source), 0, "", "source folder not found")
@@ -68,7 +72,8 @@ def load_source(source: Path, check_artifacts: bool = True,
     listed = _Listed(listing)
     for name in names:
         run = _load_run(experiments_dir / name, f"experiments/{name}", problems, check_artifacts,
-                        partial(listed.files, name))
+                        partial(listed.files, name),
+                        partial(meanwhile, config) if meanwhile and config and listed.pending else None)
         if run is not None:
             runs.append(run)
     problems.raise_if_any()
@@ -85,6 +90,11 @@ class _Listed:
     def __init__(self, listing: Callable[[], SourceSnapshot | None] | None) -> None:
         self.listing: Callable[[], SourceSnapshot | None] | None = listing
         self.done: SourceSnapshot | None = None
+
+    @property
+    def pending(self) -> bool:
+        """Whether the listing is yet to be asked for."""
+        return self.listing is not None
 
     def snapshot(self) -> SourceSnapshot | None:
         if self.listing is not None:
@@ -137,12 +147,17 @@ def parse_rows(log: RawLog, contract: RunContract, rows: Sequence[RawRow], probl
 
 
 def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifacts: bool,
-              listed: Callable[[], RunFiles | None]) -> ValidatedRun | None:
+              listed: Callable[[], RunFiles | None],
+              meanwhile: Callable[[ValidatedRun], None] | None = None) -> ValidatedRun | None:
     read = load_contract_and_log(folder, rel_folder, problems)
     if read is None:
         return None
     contract, log = read
     calls = _parse_calls(log, contract, problems)  # while the folder may still be being listed
+    if meanwhile is not None and not problems.problems:
+        provisional = provisional_run(contract, folder, rel_folder, log, calls)
+        if provisional is not None:
+            meanwhile(provisional)
     files = listed() or read_run_files(folder)
     log = _held_once(log, files)
     if check_artifacts:
@@ -155,6 +170,31 @@ def _load_run(folder: Path, rel_folder: str, problems: Collector, check_artifact
     requests = _check_requests(calls, folder, rel_folder, log.file, problems, redacted)
     return ValidatedRun(contract, folder, rel_folder, without_rows(log), tuple(calls), requests,
                         files=files, grading=grading)
+
+
+def provisional_run(contract: RunContract, folder: Path, rel_folder: str, log: RawLog,
+                    calls: Sequence[Call]) -> ValidatedRun | None:
+    """The run as ``_load_run`` will load it when its folder's listing neither drops a
+    call (an artifact path that is not there) nor joins grades to them (a grades/
+    folder): the same contract, calls and grading, without the folder's files and
+    request bodies. None when the run has a grades/ folder, or its grading or design has
+    problems (``_load_run`` reports them, and no stage works on such a run). ``same_run``
+    tells whether the run loaded is this one."""
+    if (folder / "grades").exists():
+        return None
+    unreported = Collector()
+    grading, joined = load_grading(contract, log, calls, {}, rel_folder, unreported)
+    check_design(contract, joined, log.file, unreported)
+    if unreported.problems:
+        return None
+    return ValidatedRun(contract, folder, rel_folder, without_rows(log), tuple(joined), {}, grading=grading)
+
+
+def same_run(provisional: ValidatedRun, run: ValidatedRun) -> bool:
+    """Whether ``run`` has the contract, the calls (the very objects, in order) and the
+    grading of ``provisional`` (``provisional_run``): what its analysis reads."""
+    return (provisional.contract is run.contract and len(provisional.calls) == len(run.calls)
+            and all(a is b for a, b in zip(provisional.calls, run.calls)) and provisional.grading == run.grading)
 
 
 def _held_once(log: RawLog, files: RunFiles) -> RawLog:

@@ -26,10 +26,12 @@ from reportgen.pipeline.runner import ParallelRunner, Runner
 from reportgen.pipeline.source_reading import SourceReading
 from reportgen.pipeline.summary import BuildSummary, summary_of
 from reportgen.load.source import load_source
-from reportgen.model.source import SourceSnapshot, ValidatedSource
+from reportgen.model.config import SiteConfig
+from reportgen.model.source import SourceSnapshot, ValidatedRun, ValidatedSource
 from reportgen.render.render_cache import RenderCache
 
 if TYPE_CHECKING:
+    from reportgen.pipeline.provisional import Provisional
     from reportgen.render.report import Report
 from reportgen.write.lock import SiteLock
 from reportgen.write.version import check_publishable, remove_leftovers
@@ -77,6 +79,7 @@ class _Build:
         self.renders = BackgroundRenders(self.render_cache, progress, runner)  # no thread yet: a copy may be forked
         self.check = NO_CHECK
         self.loaded: ValidatedSource | None = None
+        self.provisional: dict[str, Provisional] = {}  # by run id: see _analyse_meanwhile
         self.save_hashes: Callable[[], object] = lambda: None
 
     def read(self) -> SourceSnapshot | None:
@@ -87,8 +90,17 @@ class _Build:
         drawings = None if self.redact else partial(self.renders.start_early, self.source)
         self.reading = SourceReading(self.source, self.cache, self.copies, drawings, self.runner, self.version)
         if self.reading.apart:
-            self.loaded = _load(self.source, partial(stages_imported_before, self.reading.snapshot), self.version)
+            self.loaded = _load(self.source, partial(stages_imported_before, self.reading.snapshot), self.version,
+                                self._analyse_meanwhile)
         return self.reading.snapshot()
+
+    def _analyse_meanwhile(self, config: SiteConfig, run: ValidatedRun) -> None:
+        """A large run analysed, and audited as far as its folder's files are not needed,
+        while its folder is listed apart, as it will load if the listing changes none of
+        its calls: used only if it does not (see ``provisional``). Should that fail, it is
+        made again in its stage, where a failure is reported as it always was."""
+        with contextlib.suppress(Exception):
+            self.provisional[run.contract.id] = later_stages().made_while_listed(config, run)
 
     def earlier(self, snapshot: SourceSnapshot | None) -> BuildSummary | None:
         # From the check that the version is ours to write to versions.json: one build at a time.
@@ -108,7 +120,7 @@ class _Build:
 
     def report(self, validated: ValidatedSource) -> Report:
         return later_stages().analysed_report(validated, self.check, self.renders, self.redact, self.progress,
-                                              self.runner)
+                                              self.runner, self.provisional)
 
     def write(self, report: Report) -> BuildSummary:
         return later_stages().publish(report, self.out, self.check, self.render_cache, self.save_hashes,
@@ -121,8 +133,9 @@ def _say_always(message: str) -> None:
     print(f"  {message}", file=sys.stderr, flush=True)
 
 
-def _load(source: Path, listing: Callable[[], SourceSnapshot | None], version: str | None) -> ValidatedSource:
-    validated = load_source(source, listing=listing, version_label=version)
+def _load(source: Path, listing: Callable[[], SourceSnapshot | None], version: str | None,
+          meanwhile: Callable[[SiteConfig, ValidatedRun], None] | None = None) -> ValidatedSource:
+    validated = load_source(source, listing=listing, version_label=version, meanwhile=meanwhile)
     freeze_made()
     return validated
 

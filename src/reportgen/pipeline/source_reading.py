@@ -9,8 +9,9 @@ A rebuild of a large source finds most of its files as recorded, yet listing the
 one lstat each (270,000 for 100,000 calls), and parsing the log's rows as long again,
 each on one core. When the record is large enough for it to pay, a forked copy of the
 build lists the folder, saves the record and sends the listing back, while the build parses
-the logs (``load_source`` waits for the listing only once a log is parsed). A copy that
-fails leaves the reading to the build, as in a first build: see ``forked``.
+the logs (``load_source`` waits for the listing only once a log is parsed), then analyses
+and audits the run as parsed (see ``provisional``). A copy that fails leaves the reading to
+the build, as in a first build: see ``forked``.
 
 A first build has no record: it reads and hashes every file (1.8 million for a million
 calls), and half of those a forked copy reads beside it (``_apart``), sending back their

@@ -20,6 +20,8 @@ from reportgen.audit.redaction import redact_audited
 from reportgen.audit.stage import AuditedRun, audit_with_artifacts, refuse_errors
 from reportgen.pipeline.audit_apart import AuditsApart
 from reportgen.pipeline.incremental import IncrementalCheck, Remembered
+# made_while_listed: the build asks the stages for it by name, while it lists a large source.
+from reportgen.pipeline.provisional import Provisional, made_while_listed, of_runs_loaded  # noqa: F401
 from reportgen.progress import Progress
 from reportgen.pipeline.render_pool import BackgroundRenders
 from reportgen.pipeline.memory_and_imports import chart_drawer, freeze_made, start_charts
@@ -50,8 +52,10 @@ if TYPE_CHECKING:  # charts imports altair and pandas: see memory_and_imports
 
 
 def analysed_report(validated: ValidatedSource, check: IncrementalCheck, renders: BackgroundRenders, redact: bool,
-                    progress: Progress, runner: Runner) -> Report:
-    """Audit, analysis and claims of every run, with its renders and charts."""
+                    progress: Progress, runner: Runner, made: Mapping[str, Provisional] | None = None) -> Report:
+    """Audit, analysis and claims of every run, with its renders and charts. ``made``:
+    what was made of each run, by run id, while the source was listed (see ``provisional``)."""
+    provisional = of_runs_loaded(made or {}, validated)
     clean = check.clean_contents()
     progress.stage("auditing the run against its contract")
     # Listed before the audit's copy is forked, which then audits them while the build analyses.
@@ -61,8 +65,8 @@ def analysed_report(validated: ValidatedSource, check: IncrementalCheck, renders
         # Without --redact the audit leaves the runs as they are: each is analysed first,
         # so that its charts are drawn (in their worker) while it is audited (a large
         # run's audit is worked out meanwhile by a copy of the build: see audit_apart).
-        early = {} if redact else _analyse_early(validated, drawer, progress)
-        audited = _audit(validated, artifacts, None if redact else renders, clean, apart)
+        early = {} if redact else _analyse_early(validated, drawer, progress, provisional)
+        audited = _audit(validated, artifacts, None if redact else renders, clean, apart, provisional)
         if redact:
             audited = _redacted(audited, renders, validated.config.not_credentials)
         refuse_errors(audited)
@@ -115,7 +119,8 @@ def _warn_large(report: Report, out: Path, large: dict[str, int], progress: Prog
 
 
 def _audit(validated: ValidatedSource, listed: Mapping[str, dict[str, CallArtifacts]],
-           renders: BackgroundRenders | None, clean: set[str] | None, apart: AuditsApart) -> list[AuditedRun]:
+           renders: BackgroundRenders | None, clean: set[str] | None, apart: AuditsApart,
+           provisional: Mapping[str, Provisional]) -> list[AuditedRun]:
     """Each run's findings; ``renders``: where the drawings a run needs start rendering
     while it is audited and analysed."""
     audited = []
@@ -125,7 +130,9 @@ def _audit(validated: ValidatedSource, listed: Mapping[str, dict[str, CallArtifa
             renders.start(run, artifacts)
         found = apart.result(run.contract.id)
         if found is None:
-            audited.append(audit_with_artifacts(run, artifacts, clean, validated.config.not_credentials))
+            made = provisional.get(run.contract.id)
+            audited.append(audit_with_artifacts(run, artifacts, clean, validated.config.not_credentials,
+                                                made.known if made is not None else None))
         else:
             audited.append(AuditedRun(run, artifacts, found.findings))
             if clean is not None:
@@ -188,12 +195,15 @@ def _chart_drawer(validated: ValidatedSource, runner: Runner) -> ChartDrawer:
     return chart_drawer(background=runner.charts_apart(sum(len(run.calls) for run in validated.runs)))
 
 
-def _analyse_early(validated: ValidatedSource, drawer: ChartDrawer, progress: Progress) -> Early:
-    """Each run's analysis and its charts (being drawn), by run id."""
+def _analyse_early(validated: ValidatedSource, drawer: ChartDrawer, progress: Progress,
+                   provisional: Mapping[str, Provisional]) -> Early:
+    """Each run's analysis (made while the source was listed, when it was of this very
+    run) and its charts (being drawn), by run id."""
     early: Early = {}
     for run in validated.runs:
         progress.stage(f"analysing {run.contract.id}: {len(run.calls)} calls")
-        analysis = analyze_run(run)
+        made = provisional.get(run.contract.id)
+        analysis = made.analysis if made is not None else analyze_run(run)
         early[run.contract.id] = (analysis, start_charts(analysis, drawer))
     return early
 
