@@ -5,6 +5,7 @@ when the run loaded is that run, and the site is the one a build in one process 
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import reportgen.audit.credentials
 import reportgen.audit.protocol
 import reportgen.audit.stage
 import reportgen.load.source
+import reportgen.pipeline.audit_apart
 import reportgen.pipeline.provisional
 import reportgen.pipeline.stages
 from reportgen.errors import AuditError, Collector
@@ -180,3 +182,34 @@ def test_credentials_found_while_the_folder_is_listed_are_those_found_after(make
     assert found["apart"] == found["one"]
     assert [f.split(":", 1)[0] for f in found["one"]] == [
         "experiments/mini/calls.csv", "experiments/mini/run.toml", "experiments/mini/artifacts/X-1/response.txt"]
+
+
+def test_a_run_audited_apart_is_audited_with_what_was_found_while_it_was_listed(make_source, tmp_path, monkeypatch):
+    """The copy that audits a large run apart takes the findings of its calls found
+    while the folder was listed, rather than finding them again."""
+    source = make_source()
+    reference = _twice(source, tmp_path / "one", tmp_path / "cache-one", SequentialRunner())
+    done = tmp_path / "done.txt"  # a line by whichever process audits the run, or its calls
+
+    def spied(what, work):
+        def run_it(run, *args):
+            with done.open("a") as handle:
+                handle.write(f"{what} {'here' if os.getpid() == build else 'apart'} "
+                             f"{'provisional' if run.files is None else 'loaded'}\n")
+            return work(run, *args)
+        return run_it
+
+    build = os.getpid()
+    calls = spied("calls", reportgen.audit.protocol.call_findings)
+    for module in (reportgen.audit.protocol, reportgen.audit.stage):
+        monkeypatch.setattr(module, "call_findings", calls)
+    monkeypatch.setattr(reportgen.pipeline.audit_apart, "audit_with_artifacts",
+                        spied("run", reportgen.pipeline.audit_apart.audit_with_artifacts))
+    runner = ParallelRunner(dataclasses.replace(LISTED_APART, audit_apart_calls=1))
+    build_site(source, tmp_path / "apart", cache=tmp_path / "cache-apart", runner=runner)
+    done.unlink(missing_ok=True)
+    build_site(source, tmp_path / "apart", version="v2", cache=tmp_path / "cache-apart", runner=runner)
+    # The rebuild audits the provisional run's calls as the folder is listed; the copy
+    # auditing the run takes them.
+    assert done.read_text().splitlines() == ["calls here provisional", "run apart loaded"]
+    assert tree_bytes(tmp_path / "apart" / "v2") == reference

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from reportgen.audit.stage import audit_with_artifacts
+from reportgen.audit.stage import KnownFindings, audit_with_artifacts
 from reportgen.fork import Forked
 from reportgen.model.artifacts import CallArtifacts
 from reportgen.model.findings import Finding
@@ -35,14 +35,17 @@ class AuditsApart:
     ``with`` block stops any copy still at work."""
 
     def __init__(self, validated: ValidatedSource, artifacts: Mapping[str, dict[str, CallArtifacts]],
-                 clean: set[str] | None, redact: bool, runner: Runner) -> None:
+                 clean: set[str] | None, redact: bool, runner: Runner,
+                 known: Mapping[str, KnownFindings] | None = None) -> None:
+        """``known``: what of each run's audit was found before its folder was read, by run id."""
         self.running: dict[str, Forked[Found]] = {}
         if redact:
             return  # --redact audits the redacted copies, which only the build's own process makes
         for run in validated.runs:
             if runner.audits_apart(len(run.calls)):
                 self.running[run.contract.id] = _fork_audit(run, artifacts[run.contract.id], clean,
-                                                            validated.config.not_credentials)
+                                                            validated.config.not_credentials,
+                                                            (known or {}).get(run.contract.id))
 
     def __enter__(self) -> "AuditsApart":
         return self
@@ -61,10 +64,10 @@ class AuditsApart:
 
 
 def _fork_audit(run: ValidatedRun, artifacts: dict[str, CallArtifacts], clean: set[str] | None,
-               not_credentials: tuple[str, ...]) -> Forked[Found]:
+               not_credentials: tuple[str, ...], known: KnownFindings | None) -> Forked[Found]:
     def audit() -> Found:
         before = set(clean) if clean is not None else set()
-        audited = audit_with_artifacts(run, artifacts, clean, not_credentials)
+        audited = audit_with_artifacts(run, artifacts, clean, not_credentials, known)
         return Found(audited.findings, frozenset(clean - before) if clean is not None else frozenset())
 
     return Forked(audit)

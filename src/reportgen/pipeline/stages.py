@@ -61,7 +61,8 @@ def analysed_report(validated: ValidatedSource, check: IncrementalCheck, renders
     # Listed before the audit's copy is forked, which then audits them while the build analyses.
     artifacts = {run.contract.id: collect_artifacts(run) for run in validated.runs}
     with (_chart_drawer(validated, runner) as drawer,
-          AuditsApart(validated, artifacts, clean, redact, runner) as apart):
+          AuditsApart(validated, artifacts, clean, redact, runner,
+                      {rid: made.known for rid, made in provisional.items()}) as apart):
         # Without --redact the audit leaves the runs as they are: each is analysed first,
         # so that its charts are drawn (in their worker) while it is audited (a large
         # run's audit is worked out meanwhile by a copy of the build: see audit_apart).
