@@ -192,7 +192,9 @@ def provisional_run(contract: RunContract, folder: Path, rel_folder: str, log: R
 
 def same_run(provisional: ValidatedRun, run: ValidatedRun) -> bool:
     """Whether ``run`` has the contract, the calls (the very objects, in order) and the
-    grading of ``provisional`` (``provisional_run``): what its analysis reads."""
+    grading of ``provisional`` (``provisional_run``): what its analysis and the audit of
+    its calls read, with its log, which comes with the contract (one load of a run reads
+    both once, and makes a new contract)."""
     return (provisional.contract is run.contract and len(provisional.calls) == len(run.calls)
             and all(a is b for a, b in zip(provisional.calls, run.calls)) and provisional.grading == run.grading)
 
