@@ -142,7 +142,7 @@ def test_what_fails_while_the_folder_is_listed_is_made_again_in_its_stage(make_s
     def failing(config, run):
         raise ValueError("not now")
 
-    monkeypatch.setattr(reportgen.pipeline.stages, "made_while_listed", failing)
+    monkeypatch.setattr(reportgen.pipeline.provisional, "made_while_listed", failing)
     seen = _analysed(monkeypatch)
     built = _twice(source, tmp_path / "apart", tmp_path / "cache-apart", ParallelRunner(LISTED_APART))
     assert seen == [("analysed", False), ("audited", False)] * 2

@@ -36,16 +36,15 @@ def audit_with_artifacts(run: ValidatedRun, artifacts: dict[str, CallArtifacts],
 class KnownFindings:
     """What of a run's audit reads only its contract, calls, grading and log: the findings
     of its calls (``call_findings``) and the credentials in its log and contract
-    (``credentials_in_log``, with the texts declared not credentials then)."""
+    (``credentials_in_log``)."""
 
     of_calls: tuple[Finding, ...]
     in_log: list[Credential]
-    not_credentials: tuple[str, ...]
 
 
 def known_findings(run: ValidatedRun, not_credentials: tuple[str, ...]) -> KnownFindings:
     """``KnownFindings`` of ``run``, as it is loaded (its folder's files not needed)."""
-    return KnownFindings(call_findings(run), credentials_in_log(run, not_credentials), not_credentials)
+    return KnownFindings(call_findings(run), credentials_in_log(run, not_credentials))
 
 
 def refuse_errors(audited: list[AuditedRun]) -> None:

@@ -12,7 +12,8 @@ that the collection at exit does not walk the garbage the build left.
 **The imports.** The stages after loading (``stages``: the audit, the analysis, the claims,
 the pages) import scipy, pandas, altair and jinja2, some two seconds; the charts import
 altair, pandas and vl-convert. They are imported here, when the build first needs them
-(``later_stages``, ``chart_drawer``, ``start_charts``):
+(``later_stages``, ``chart_drawer``, ``start_charts``,
+``made_while_listed``):
 
 - a build that finds its version up to date imports neither the later stages nor
   scipy, pandas, altair or vl-convert. It needs the theme (jinja2) for the site's index
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 
     from reportgen.analysis.results import ExperimentAnalysis
     from reportgen.model.config import SiteConfig
+    from reportgen.model.source import ValidatedRun
+    from reportgen.pipeline.provisional import Provisional
     from reportgen.progress import Progress
     from reportgen.render.charts import Chart, ChartDrawer
 
@@ -120,6 +123,15 @@ def start_charts(analysis: ExperimentAnalysis, drawer: ChartDrawer) -> Callable[
     from reportgen.render import charts
 
     return charts.start_charts(analysis, drawer)
+
+
+def made_while_listed(config: SiteConfig, run: ValidatedRun) -> Provisional:
+    """What a build makes of a large run while its folder is listed apart (see
+    ``pipeline.provisional``), with the later stages it needs imported first."""
+    later_stages()
+    from reportgen.pipeline.provisional import made_while_listed as make
+
+    return make(config, run)
 
 
 def site_files() -> SiteFilesWriter:

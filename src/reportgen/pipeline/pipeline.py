@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from reportgen.pipeline.incremental import NO_CHECK, IncrementalCheck
 from reportgen.progress import Progress, QuietProgress
 from reportgen.pipeline.render_pool import BackgroundRenders
-from reportgen.pipeline.memory_and_imports import (collector_paused, freeze_made, later_stages, site_files,
-                                                   stages_imported_before)
+from reportgen.pipeline.memory_and_imports import (collector_paused, freeze_made, later_stages, made_while_listed,
+                                                   site_files, stages_imported_before)
 from reportgen.pipeline.runner import ParallelRunner, Runner
 from reportgen.pipeline.source_reading import SourceReading
 from reportgen.pipeline.summary import BuildSummary, summary_of
@@ -100,7 +100,7 @@ class _Build:
         its calls: used only if it does not (see ``provisional``). Should that fail, it is
         made again in its stage, where a failure is reported as it always was."""
         with contextlib.suppress(Exception):
-            self.provisional[run.contract.id] = later_stages().made_while_listed(config, run)
+            self.provisional[run.contract.id] = made_while_listed(config, run)
 
     def earlier(self, snapshot: SourceSnapshot | None) -> BuildSummary | None:
         # From the check that the version is ours to write to versions.json: one build at a time.

@@ -36,6 +36,8 @@ class Provisional:
 
 
 def made_while_listed(config: SiteConfig, run: ValidatedRun) -> Provisional:
+    """``Provisional`` of ``run``; ``config``: the source's, loaded once with the run (its
+    texts declared not credentials are those the build's audit goes by)."""
     return Provisional(run, analyze_run(run), known_findings(run, config.not_credentials))
 
 
@@ -45,7 +47,6 @@ def of_runs_loaded(made: Mapping[str, Provisional], validated: ValidatedSource) 
     loaded = {}
     for run in validated.runs:
         found = made.get(run.contract.id)
-        if (found is not None and same_run(found.run, run)
-                and found.known.not_credentials == validated.config.not_credentials):
+        if found is not None and same_run(found.run, run):
             loaded[run.contract.id] = Provisional(run, dataclasses.replace(found.analysis, run=run), found.known)
     return loaded

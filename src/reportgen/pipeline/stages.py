@@ -20,8 +20,7 @@ from reportgen.audit.redaction import redact_audited
 from reportgen.audit.stage import AuditedRun, audit_with_artifacts, refuse_errors
 from reportgen.pipeline.audit_apart import AuditsApart
 from reportgen.pipeline.incremental import IncrementalCheck, Remembered
-# made_while_listed: the build asks the stages for it by name, while it lists a large source.
-from reportgen.pipeline.provisional import Provisional, made_while_listed, of_runs_loaded  # noqa: F401
+from reportgen.pipeline.provisional import Provisional, of_runs_loaded
 from reportgen.progress import Progress
 from reportgen.pipeline.render_pool import BackgroundRenders
 from reportgen.pipeline.memory_and_imports import chart_drawer, freeze_made, start_charts
