@@ -84,3 +84,47 @@ def test_a_content_scanned_in_pieces_is_scanned_as_a_whole(parts, piece):
         assert list(scan_bytes(data, "f")) == whole == line_by_line(data.decode("utf-8", "replace"), "f")
     finally:
         credentials._PIECE = saved
+
+
+def one_by_one(files: list[tuple[str, bytes]]) -> list[Credential]:
+    """The scan of each file alone, without the pre-check of many contents together."""
+    found = []
+    for name, data in files:
+        found += [Credential(name, c.line, c.kind) for c in scan_bytes(data, name)]
+    return found
+
+
+CONTENT = st.lists(st.one_of(st.sampled_from(SECRETS), st.text(max_size=20), st.just("\n"),
+                             st.binary(max_size=3).map(lambda b: b.decode("latin-1"))), max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(CONTENT, st.sampled_from([str, str.upper, str.lower]), st.booleans()), max_size=40),
+       st.integers(min_value=1, max_value=200))
+def test_contents_checked_together_find_what_each_alone_finds(contents, batch):
+    """Many small contents are pre-checked together, a batch at a time: nothing found
+    alone is missed, in any batch size, with invalid UTF-8 and the four letters that
+    match ASCII ones case-insensitively beside clean contents."""
+    import reportgen.audit.credentials as credentials
+
+    files = []
+    for i, (parts, case, broken) in enumerate(contents):
+        data = case(" ".join(parts)).encode("utf-8")
+        files.append((f"f{i}", (b"\xe2" + data + b"\xc4") if broken else data))
+    files += files[:3]  # a content seen again is reported again, in its place
+    saved, credentials._BATCH = credentials._BATCH, batch
+    try:
+        assert scan_files(files) == one_by_one(files)
+    finally:
+        credentials._BATCH = saved
+
+
+def test_a_credential_among_many_clean_contents_is_found_in_its_place(monkeypatch):
+    import reportgen.audit.credentials as credentials
+
+    monkeypatch.setattr(credentials, "_PIECE", 1000)  # a content over a piece is scanned alone, in pieces
+    clean = [(f"clean-{i}.txt", f"<svg><text>{i} apples</text></svg>\n".encode()) for i in range(50000)]
+    secret = ("dirty.txt", b"line one\nKelvin: api_\xe2\x84\xaaey=" + b"o" * 14 + b"\n")
+    log = ("log.csv", b"x\n" * 2000 + b"ghp_" + b"d" * 36)
+    files = clean[:40000] + [log, secret] + clean[40000:]
+    assert scan_files(files) == [Credential("log.csv", 2001, "GitHub token"), Credential("dirty.txt", 2, "API key field")]
