@@ -12,7 +12,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import partial
-from itertools import accumulate, chain
+from itertools import accumulate
 from typing import Callable, Hashable, Iterable, Iterator, TypeVar
 
 from reportgen.load.calllog import searchable_text
