@@ -14,10 +14,9 @@ step itself, meeting and reporting the same problem as it always does.
 The fork-before-threads rule lives here: a process forked while another of its threads
 runs may inherit a lock that thread held (and Python 3.12 warns about it). So a copy is
 made only while the build has one thread (``may_fork``); otherwise ``Forked`` starts
-nothing and ``result`` is None: the build does the step itself. The render thread is
-started lazily, when an SVG is not in the render cache, and ends once its renders are
-done (``pipeline.busy_thread``): a rebuild keeps its steps apart, a first build does them
-in its own process while its cores are busy rendering, and apart again once they are not.
+nothing and ``result`` is None: the build does the step itself. The render pool's
+thread is started lazily, when an SVG is not in the render cache: a rebuild keeps its
+steps apart, a first build (whose cores are busy rendering) does them in its own process.
 
 A copy ends once it has sent its result, and ``result`` waits for that: a copy's memory
 (the listing of a million calls' source: 2 GB) is gone before the build unpickles what it

@@ -325,39 +325,3 @@ def test_the_source_is_read_ahead_by_a_copy_gone_once_the_build_has_read_it(make
     for version in ("v1", "v2"):
         assert _files(tmp_path / "site" / version) == _files(tmp_path / "alone" / version)
     assert len(copies) == 2  # the sequential runner reads nothing ahead
-
-
-def test_a_first_build_saves_its_source_record_apart_once_its_drawings_are_drawn(make_source, tmp_path, monkeypatch):
-    """The render thread ends with its work: a first build whose drawings are drawn by the
-    time it saves the record of its source's files forks a copy to save it (before, the
-    thread's idle pool kept every copy from being forked to the end of the renders' stage)."""
-    import threading
-    import time
-
-    import reportgen.load.contents as contents
-    from reportgen.pipeline.incremental import _hashes_path
-
-    monkeypatch.setattr(contents, "RACY_SECONDS", -60.0)  # files written by the test count as settled
-    source = make_source()  # drawings no cache holds: the render thread starts
-    forked: list[bool] = []
-    real_init = fork.Forked.__init__
-
-    def noted(self, step, report=False, then=None):
-        real_init(self, step, report, then)
-        if getattr(step, "__name__", "") == "<lambda>":  # the steps start_apart hands to copies
-            forked.append(self.pid is not None)
-
-    def saving_once_drawn(self):
-        deadline = time.monotonic() + 30
-        while threading.active_count() > 1 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return real_saving(self)
-
-    real_saving = source_reading.SourceReading.saving
-    monkeypatch.setattr(fork.Forked, "__init__", noted)
-    monkeypatch.setattr(source_reading.SourceReading, "saving", saving_once_drawn)
-    summary = build_site(source, tmp_path / "site", cache=tmp_path / "cache",
-                         runner=ParallelRunner(Tuning(step_apart_size=1, processes=1, read_ahead=False)))
-    assert summary.n_renders > 0  # it did render
-    assert forked[:1] == [True]  # the record, saved by a copy
-    assert "calls.csv\t" in _hashes_path(tmp_path / "cache", source).read_text()

@@ -11,8 +11,7 @@ Every place where the build may work on more than one core asks its runner:
 - steps that hand nothing back (saving records, the page of changes), by forked copies
   (``start_apart``);
 - a large run's charts, drawn by a worker process (``stages``);
-- the SVG renders, in worker processes fed by a background thread that ends when they
-  are done, so that copies may be forked after it (``render_pool``, ``busy_thread``);
+- the SVG renders, in worker processes fed by a background thread (``render_pool``);
 - the pages, written by forked copies that share them (``write.version``).
 
 Forked copies are made by ``reportgen.fork``, which owns the fork-before-threads rule.
@@ -26,12 +25,11 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import ParamSpec, Protocol, TypeVar
 
 from reportgen.fork import Forked
-from reportgen.pipeline.busy_thread import ThreadWhileBusy
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -110,7 +108,7 @@ class ParallelRunner:
         return n_calls >= self.tuning.chart_worker_calls
 
     def render_thread(self) -> Executor:
-        return ThreadWhileBusy()  # its thread starts with a render the cache does not hold, and ends when done
+        return ThreadPoolExecutor(1)  # its thread starts with the first render the cache does not hold
 
     @property
     def processes(self) -> int:
