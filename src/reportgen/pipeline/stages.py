@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from reportgen.analysis.run import analyze_run
 from reportgen.audit.redaction import redact_audited
-from reportgen.audit.stage import AuditedRun, audit_with_artifacts, refuse_errors
+from reportgen.audit.stage import AuditedRun, KnownFindings, audit_with_artifacts, refuse_errors
 from reportgen.pipeline.audit_apart import AuditsApart
 from reportgen.pipeline.incremental import IncrementalCheck, Remembered
 from reportgen.pipeline.provisional import Provisional, of_runs_loaded
@@ -55,18 +55,18 @@ def analysed_report(validated: ValidatedSource, check: IncrementalCheck, renders
     """Audit, analysis and claims of every run, with its renders and charts. ``made``:
     what was made of each run, by run id, while the source was listed (see ``provisional``)."""
     provisional = of_runs_loaded(made or {}, validated)
+    known = {rid: made.known for rid, made in provisional.items()}  # what of each run's audit is found
     clean = check.clean_contents()
     progress.stage("auditing the run against its contract")
     # Listed before the audit's copy is forked, which then audits them while the build analyses.
     artifacts = {run.contract.id: collect_artifacts(run) for run in validated.runs}
     with (_chart_drawer(validated, runner) as drawer,
-          AuditsApart(validated, artifacts, clean, redact, runner,
-                      {rid: made.known for rid, made in provisional.items()}) as apart):
+          AuditsApart(validated, artifacts, clean, redact, runner, known) as apart):
         # Without --redact the audit leaves the runs as they are: each is analysed first,
         # so that its charts are drawn (in their worker) while it is audited (a large
         # run's audit is worked out meanwhile by a copy of the build: see audit_apart).
         early = {} if redact else _analyse_early(validated, drawer, progress, provisional)
-        audited = _audit(validated, artifacts, None if redact else renders, clean, apart, provisional)
+        audited = _audit(validated, artifacts, None if redact else renders, clean, apart, known)
         if redact:
             audited = _redacted(audited, renders, validated.config.not_credentials)
         refuse_errors(audited)
@@ -120,9 +120,10 @@ def _warn_large(report: Report, out: Path, large: dict[str, int], progress: Prog
 
 def _audit(validated: ValidatedSource, listed: Mapping[str, dict[str, CallArtifacts]],
            renders: BackgroundRenders | None, clean: set[str] | None, apart: AuditsApart,
-           provisional: Mapping[str, Provisional]) -> list[AuditedRun]:
+           known: Mapping[str, KnownFindings]) -> list[AuditedRun]:
     """Each run's findings; ``renders``: where the drawings a run needs start rendering
-    while it is audited and analysed."""
+    while it is audited and analysed; ``known``: what of a run's audit was found while
+    the source was listed, by run id."""
     audited = []
     for run in validated.runs:
         artifacts = listed[run.contract.id]
@@ -130,9 +131,8 @@ def _audit(validated: ValidatedSource, listed: Mapping[str, dict[str, CallArtifa
             renders.start(run, artifacts)
         found = apart.result(run.contract.id)
         if found is None:
-            made = provisional.get(run.contract.id)
             audited.append(audit_with_artifacts(run, artifacts, clean, validated.config.not_credentials,
-                                                made.known if made is not None else None))
+                                                known.get(run.contract.id)))
         else:
             audited.append(AuditedRun(run, artifacts, found.findings))
             if clean is not None:
