@@ -71,10 +71,12 @@ class Forked(Generic[T]):
         os.close(read)  # the copy: from here on, never return into the caller
         code = 1
         try:
-            body = pickle.dumps(step(), protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write, "wb") as pipe:
-                pipe.write(body)
-            del body  # sent: not held through ``then``
+                # Pickled into the pipe a frame at a time as the build reads it, never
+                # whole in the copy: the listing of a million calls, pickled, was some
+                # 200 MB held beside the listing itself while the build read it. Cut
+                # short by a failure, it does not load (``result``).
+                pickle.dump(step(), pipe, protocol=pickle.HIGHEST_PROTOCOL)
             if then is not None:
                 then()
             code = 0

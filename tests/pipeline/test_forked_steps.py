@@ -210,6 +210,46 @@ def test_a_copy_with_more_to_do_sends_its_result_first(tmp_path):
     assert failing.result() == "sent" and failing.wait() != 0
 
 
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="reads its peak memory from Linux's /proc")
+def test_a_copy_never_holds_its_result_pickled_whole(tmp_path):
+    """The copy pickles its result into the pipe as the build reads it: its peak memory
+    grows by the result, not by the result and its pickle besides (a million calls'
+    listing and its 200 MB pickle were held at once while the build read it)."""
+    from reportgen.fork import Forked
+
+    size = 64 << 20
+
+    def kib(field: str) -> int:
+        line = next(x for x in Path("/proc/self/status").read_text().splitlines() if x.startswith(field + ":"))
+        return int(line.split()[1])
+
+    def step() -> bytes:
+        Path("/proc/self/clear_refs").write_text("5")  # the copy's peak, counted from here
+        (tmp_path / "start").write_text(str(kib("VmRSS")))
+        return b"x" * size
+
+    copy = Forked(step, then=lambda: (tmp_path / "peak").write_text(str(kib("VmHWM"))))
+    sent = copy.result()
+    assert sent is not None and len(sent) == size and sent.count(b"x") == size
+    assert copy.wait() == 0
+    grew = int((tmp_path / "peak").read_text()) - int((tmp_path / "start").read_text())
+    assert 0.9 * size / 1024 < grew < 1.5 * size / 1024  # the result itself, once
+
+
+def test_a_result_that_fails_to_pickle_half_sent_is_none():
+    """A result whose pickling fails after part of it went into the pipe does not load:
+    ``result`` is None, and the build does the step itself."""
+    from reportgen.fork import Forked
+
+    class Unpicklable:
+        def __reduce__(self):
+            raise TypeError("not this one")
+
+    assert Forked(lambda: [b"y" * (1 << 20), Unpicklable()]).result() is None
+    with_then = Forked(lambda: [b"y" * (1 << 20), Unpicklable()], then=lambda: None)
+    assert with_then.result() is None and with_then.wait() != 0
+
+
 def test_the_source_record_is_saved_and_let_go_of_before_the_pages_are_written(make_source, tmp_path, monkeypatch):
     """When no copy saves the record (one process, or the render thread at work), the
     build saves it as soon as the source is loaded: held to the end, it was in every
