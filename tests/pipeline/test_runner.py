@@ -176,6 +176,27 @@ def test_a_large_source_listed_apart_has_its_record_saved_before_the_listing_com
         assert copy.pid is None  # the copy has ended and was reaped
 
 
+def test_a_copy_that_saves_the_record_first_lets_go_of_it_before_sending_the_listing(make_source, tmp_path,
+                                                                                      monkeypatch):
+    """What the listing copy does (``_listed``), done here: the record saved, then let go
+    of, so that it is not held while the listing is pickled and sent (150 MB at a million
+    calls); the listing is the one the build would make itself."""
+    import contextlib
+
+    from reportgen.load import contents
+    from reportgen.pipeline.source_reading import SourceReading
+
+    monkeypatch.setattr(contents, "RACY_SECONDS", -60.0)
+    source, cache = make_source(), tmp_path / "cache"
+    record = _record_of_a_first_reading(source, cache)
+    before = record.stat().st_ino
+    with contextlib.ExitStack() as copies:
+        reading = SourceReading(source, cache, copies, None, SequentialRunner())
+        listed = reading._listed(save=True)
+        assert reading.hashes is None and record.stat().st_ino != before
+        assert listed is not None and listed.digest == reading.snapshot().digest
+
+
 def test_a_smaller_source_listed_apart_comes_before_its_record_is_saved(make_source, tmp_path, monkeypatch):
     """Below ``save_after_listing_bytes``, the listing is sent first and the build goes on
     while the copy saves the record, which it waits for once the version is written

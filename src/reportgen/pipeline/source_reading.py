@@ -119,6 +119,10 @@ class SourceReading:
             # build, which waits for the listing, waits for this too (some 3 s at a
             # million calls).
             self._save()
+            # And let go of before the listing is pickled and sent: held through the
+            # sending, the record (the earlier one read and this build's) kept some
+            # 150 MB more of the copy beside the listing the build was reading.
+            self._let_go()
         return snapshot
 
     def _read(self, drawings: Drawings | None, keep: bool = True, apart: Apart | None = None) -> SourceSnapshot | None:
