@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from reportgen.errors import Collector
 from reportgen.load.calllog import REQUIRED_COLUMNS, read_text
-from reportgen.published.log_records import differing, parsed, record_bytes, record_stream
+from reportgen.published import log_records
+from reportgen.published.log_records import differing, parsed, record_bytes, record_stream, same_bytes
 
 VARIED = ["call_id", "service", "qualified", "grade_reason"]
 OTHERS = [c for c in REQUIRED_COLUMNS if c not in VARIED]
@@ -106,3 +107,27 @@ def test_a_record_with_a_quoted_newline_keeps_its_first_line() -> None:
     data = csv_log([("A", "true", "one\ntwo"), ("B", "false", "x")])
     split = records(data, "calls.csv")
     assert [line for line, _ in split.records] == [2, 4]
+
+
+log_bytes = st.lists(st.sampled_from([b"a", b"\xc3\xa9", b'"', b"\n", b"\r\n", b"\r", b",", b" "]), max_size=30).map(b"".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=log_bytes, name=st.sampled_from(["calls.csv", "calls.jsonl"]))
+def test_a_log_read_from_its_file_gives_the_records_its_bytes_give(tmp_path_factory, data, name) -> None:
+    """The previous version's log is compared from its published file, a piece at a
+    time: its records are those of its bytes, wherever its newlines and quotes stand."""
+    path = tmp_path_factory.mktemp("log") / name
+    path.write_bytes(data)
+    assert records(path, name) == records(data, name)  # type: ignore[arg-type]
+    assert same_bytes(path, data) and same_bytes(data, path) and same_bytes(path, path)
+    assert not same_bytes(path, data + b"x") and not same_bytes(data[:-1] + b"\0", path)
+
+
+def test_logs_are_compared_piece_by_piece_to_their_last_byte(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(log_records, "_PIECE", 3)
+    path = tmp_path / "calls.csv"
+    path.write_bytes(b"0123456789")
+    assert same_bytes(path, b"0123456789") and same_bytes(b"0123456789", path)
+    assert not same_bytes(path, b"012345678x") and not same_bytes(b"x123456789", path)
+    assert not same_bytes(path, b"01234567890") and not same_bytes(path, b"012345678")

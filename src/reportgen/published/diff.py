@@ -20,7 +20,7 @@ from reportgen.model.config import RunContract
 from reportgen.model.outcomes import OUTCOME_LABELS
 from reportgen.model.source import RawLog, RawRow, ValidatedSource
 from reportgen.published.compare import compare_claim
-from reportgen.published.log_records import differing, parsed, record_bytes, record_stream
+from reportgen.published.log_records import Log, differing, parsed, record_bytes, record_stream, same_bytes
 from reportgen.published.read import PublishedError, PublishedVersion, load_embedded_source, read_version
 
 CALL_FIELDS = [f.name for f in fields(Call) if f.name not in ("call_id", "line", "started_at", "extra")]
@@ -143,11 +143,12 @@ def diff_versions(old_folder: Path, new_folder: Path, new_source: ValidatedSourc
 
 @dataclass(frozen=True)
 class _Side:
-    """One version's run, as the diff needs it: its contract and its log's bytes; the
-    log's rows (``rows``) are read only when the logs cannot be compared as records."""
+    """One version's run, as the diff needs it: its contract and its log (the bytes the
+    build holds, or the published file, read a piece at a time); the log's rows (``rows``)
+    are read only when the logs cannot be compared as records."""
 
     contract: RunContract  # as written (a registered number of blocks not yet resolved)
-    data: bytes
+    data: Log
     name: str  # calls.csv, calls.jsonl or calls.parquet
     file: str  # for messages
     rows: Callable[[], tuple[RunContract, RawLog]]  # the contract (blocks resolved) and every row
@@ -165,10 +166,11 @@ def _published_runs(version: PublishedVersion) -> dict[str, _Side]:
             problems.add(rel, 0, "", "expected a contract and one call log")
             continue
         try:
-            data = logs[0].read_bytes()
+            with open(logs[0], "rb"):  # read when compared, a piece at a time
+                pass
         except OSError as exc:
             raise PublishedError(f"{logs[0]}: cannot be read ({exc.strerror})") from None
-        runs[contract.id] = _Side(contract, data, logs[0].name, f"{rel}/{logs[0].name}",
+        runs[contract.id] = _Side(contract, logs[0], logs[0].name, f"{rel}/{logs[0].name}",
                                   partial(_read_rows, folder, rel))
     if problems.problems:
         raise PublishedError(f"{version.folder}: its embedded inputs do not read: {problems.problems[0]}")
@@ -193,9 +195,12 @@ def _differing_calls(a: _Side | None, b: _Side | None) -> tuple[dict[str, Call],
     side. A row that is the same is the same call (a call's fields are its row's),
     wherever it stands: only the others are parsed. Text logs are compared as records,
     byte for byte, without reading the rows they share into values."""
-    if a is not None and b is not None and a.data == b.data and a.name == b.name:
-        return {}, {}
-    quick = _by_records(a, b) if a is not None and b is not None else None
+    try:
+        if a is not None and b is not None and a.name == b.name and same_bytes(a.data, b.data):
+            return {}, {}
+        quick = _by_records(a, b) if a is not None and b is not None else None
+    except OSError as exc:  # a published log removed or unreadable since it was found
+        raise PublishedError(f"{exc.filename}: cannot be read ({exc.strerror})") from None
     if quick is not None:
         return quick
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from itertools import zip_longest
+from pathlib import Path
 from typing import Any, TypeVar
 
 from reportgen.errors import Collector
@@ -22,25 +23,60 @@ from reportgen.model.source import RawLog, RawRow
 T = TypeVar("T")
 
 
-def record_stream(data: bytes, name: str) -> tuple[bytes, Iterator[tuple[int, bytes]]] | None:
+# A log's bytes, or the file that holds them, read a piece at a time: the diff of the
+# build compares the previous version's log, a million rows of which were 260 MB held
+# beside the build's whole memory, while the build finished.
+Log = bytes | Path
+
+
+def record_stream(log: Log, name: str) -> tuple[bytes, Iterator[tuple[int, bytes]]] | None:
     """The log's header (b"" for JSONL) and its records, (first line, bytes) of each,
     blank lines left out, made one at a time as they are read (a million rows held as a
     tuple were some 400 MB for each version compared); None when it is not a text log."""
     if name.endswith(".parquet"):
         return None
     quoted = name.endswith(".csv")
-    found = _records(data, quoted and b'"' in data)  # no quote: every line a record
+    found = _records(log, quoted and _holds_quote(log))  # no quote: every line a record
     if not quoted:
         return b"", found
     header = next(found, None)
     return (header[1], found) if header is not None else None
 
 
-def _records(data: bytes, quoted: bool) -> Iterator[tuple[int, bytes]]:
+def same_bytes(a: Log, b: Log) -> bool:
+    """Whether two logs hold the same bytes."""
+    if isinstance(a, bytes) and isinstance(b, bytes):
+        return a == b
+    if _size(a) != _size(b):
+        return False
+    return all(x == y for x, y in zip_longest(_pieces(a), _pieces(b), fillvalue=b""))
+
+
+def _size(log: Log) -> int:
+    return len(log) if isinstance(log, bytes) else log.stat().st_size
+
+
+_PIECE = 1 << 20
+
+
+def _pieces(log: Log) -> Iterator[bytes]:
+    if isinstance(log, bytes):
+        yield from (log[i:i + _PIECE] for i in range(0, len(log), _PIECE))
+        return
+    with open(log, "rb") as handle:
+        while piece := handle.read(_PIECE):
+            yield piece
+
+
+def _holds_quote(log: Log) -> bool:
+    return b'"' in log if isinstance(log, bytes) else any(b'"' in piece for piece in _pieces(log))
+
+
+def _records(log: Log, quoted: bool) -> Iterator[tuple[int, bytes]]:
     """(first line, bytes) of each record that is not blank."""
     pending: list[bytes] = []
     start, inside = 1, False
-    for number, line in enumerate(_lines(data), 1):
+    for number, line in enumerate(_lines(log) if isinstance(log, bytes) else _file_lines(log), 1):
         if not pending:
             start = number
         pending.append(line)
@@ -62,6 +98,16 @@ def _lines(data: bytes) -> Iterator[bytes]:
         yield data[start:end]
         start = end + 1
     yield data[start:]
+
+
+def _file_lines(path: Path) -> Iterator[bytes]:
+    """``_lines`` of the file's bytes, read a line at a time."""
+    last = b"\n"
+    with open(path, "rb") as handle:
+        for last in handle:
+            yield last[:-1] if last.endswith(b"\n") else last
+    if last.endswith(b"\n"):
+        yield b""  # after the last newline (or of an empty file), as split gives it
 
 
 _MISSING: Any = object()
