@@ -109,7 +109,8 @@ def test_a_record_with_a_quoted_newline_keeps_its_first_line() -> None:
     assert [line for line, _ in split.records] == [2, 4]
 
 
-log_bytes = st.lists(st.sampled_from([b"a", b"\xc3\xa9", b'"', b"\n", b"\r\n", b"\r", b",", b" "]), max_size=30).map(b"".join)
+log_bytes = st.lists(st.sampled_from([b"a", b"\xc3\xa9", b'"', b"\n", b"\r\n", b"\r", b",", b" "]),
+                     max_size=30).map(b"".join)
 
 
 @settings(max_examples=200, deadline=None)

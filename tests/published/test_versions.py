@@ -297,3 +297,27 @@ def test_diff_lists_exactly_the_artifacts_whose_content_changed(tmp_path, make_s
     assert result.exit_code == 0, result.output
     section = result.output[result.output.index("Artifacts whose content changed"):].split("\n\n")[0]
     assert section.splitlines()[1:] == [f"  ~ mini/Y-3: response.txt: '{before}' -> '{after}'"], result.output
+
+
+def test_a_version_read_for_the_diff_holds_its_sheets_calls_as_a_digest(tmp_path, make_source, run_cli, monkeypatch):
+    """The diff reads both versions without the sheets' lists of calls (a million ids a
+    version): each sheet keeps their digest, and the lists of the sheets it asks for are
+    read again, exactly as artifacts.json holds them."""
+    import json
+
+    import reportgen.render.sheets
+    from reportgen.published.read import read_version, sheet_calls
+
+    monkeypatch.setattr(reportgen.render.sheets, "SHEET_CALLS", 2)
+    version = mini_site(tmp_path, run_cli, make_source, "v1")
+    whole = json.loads((version / "data/mini/artifacts.json").read_text())["sheets"]
+    light = read_version(version, evidence=False).runs["mini"].sheets
+    assert len(whole) == len(light) > 2
+    assert all("calls" not in s and s["calls_digest"] for s in light)
+    assert len({s["calls_digest"] for s in light}) == len(light)  # each sheet's own calls
+    assert [{k: v for k, v in s.items() if k != "calls_digest"} for s in light] == \
+        [{k: v for k, v in s.items() if k != "calls"} for s in whole]
+    last = len(whole) - 1
+    assert sheet_calls(read_version(version, evidence=False), "mini", {0, last}) == {0: whole[0]["calls"],
+                                                                                       last: whole[last]["calls"]}
+    assert read_version(version).runs["mini"].sheets == whole  # verify reads them whole

@@ -21,7 +21,7 @@ from reportgen.model.outcomes import OUTCOME_LABELS
 from reportgen.model.source import RawLog, RawRow, ValidatedSource
 from reportgen.published.compare import compare_claim
 from reportgen.published.log_records import Log, differing, parsed, record_bytes, record_stream, same_bytes
-from reportgen.published.read import PublishedError, PublishedVersion, load_embedded_source, read_version
+from reportgen.published.read import PublishedError, PublishedVersion, load_embedded_source, read_version, sheet_calls
 
 CALL_FIELDS = [f.name for f in fields(Call) if f.name not in ("call_id", "line", "started_at", "extra")]
 
@@ -325,7 +325,7 @@ def _artifact_changes(old: PublishedVersion, new: PublishedVersion) -> list[Chan
         # The calls of a sheet both versions hold, with the same pack, have the same pack in
         # both: they are left out at once (not one by one, 100,000 times on each side).
         shared = {_sheet_key(s) for s in a_sheets} & {_sheet_key(s) for s in b_sheets}
-        a_packs, b_packs = _pack_of(a_sheets, shared), _pack_of(b_sheets, shared)
+        a_packs, b_packs = _pack_of(old, rid, a_sheets, shared), _pack_of(new, rid, b_sheets, shared)
         differ = {c for c in set(a_packs) & set(b_packs) if a_packs[c] != b_packs[c]}
         a_calls, b_calls = _artifacts_of(old, rid, differ, a_packs), _artifacts_of(new, rid, differ, b_packs)
         for call_id in sorted(differ):
@@ -344,13 +344,17 @@ def _sheets_of(version: PublishedVersion, rid: str) -> list[dict[str, Any]]:
 
 
 def _sheet_key(sheet: dict[str, Any]) -> tuple:
-    return sheet.get("pack"), tuple(sheet.get("calls", ()))
+    """A sheet's pack and its calls (their digest: the versions are read without the
+    sheets' lists of calls, see ``read_version``)."""
+    return sheet.get("pack"), sheet.get("calls_digest")
 
 
-def _pack_of(sheets: list[dict[str, Any]], shared: set[tuple]) -> dict[str, str | None]:
-    """The pack of each call on a sheet that is not ``shared``."""
-    return {call_id: sheet.get("pack") for sheet in sheets if _sheet_key(sheet) not in shared
-            for call_id in sheet.get("calls", ())}
+def _pack_of(version: PublishedVersion, rid: str, sheets: list[dict[str, Any]],
+             shared: set[tuple]) -> dict[str, str | None]:
+    """The pack of each call on a sheet that is not ``shared`` (only their calls are read)."""
+    wanted = {i for i, sheet in enumerate(sheets) if _sheet_key(sheet) not in shared}
+    calls = sheet_calls(version, rid, wanted)
+    return {call_id: sheets[i].get("pack") for i in sorted(wanted) for call_id in calls.get(i, ())}
 
 
 def _artifacts_of(version: PublishedVersion, rid: str, calls: set[str],

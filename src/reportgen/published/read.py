@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from reportgen.errors import ReportgenError
 from reportgen.json_stream import Item, StreamError, stream_members
@@ -106,7 +106,8 @@ def read_version(folder: Path, store: Path | None = None, evidence: bool = True)
     """A published version as its files hold it. ``evidence=False`` leaves out each
     claim's list of calls (the diff of two versions does not compare them: it lists the
     calls that changed): at 100,000 calls they are 34 MB of JSON, and four times that held
-    as strings."""
+    as strings. And each sheet's, which it holds as their digest ("calls_digest", see
+    ``sheet_calls``): a million call ids held as strings were 90 MB a version."""
     if not folder.is_dir():
         raise PublishedError(f"{folder}: no such version folder")
     manifest = _read_json(folder / "manifest.json", "the sha256 of every file")
@@ -121,7 +122,8 @@ def read_version(folder: Path, store: Path | None = None, evidence: bool = True)
         raise PublishedError(f"{folder}: manifest.json or data/results.json is not in the expected format")
     runs = {}
     for path in sorted((folder / "data").glob("*/artifacts.json")):
-        body = _read_json(path, "where the run's files are published")
+        body = (_read_json(path, "where the run's files are published") if evidence
+                else _streamed(path, "sheets", _with_calls_digested, "where the run's files are published"))
         if not isinstance(body, dict) or body.get("schema") != ARTIFACTS_SCHEMA:
             raise PublishedError(f"{path}: not a {ARTIFACTS_SCHEMA} file")
         runs[path.parent.name] = PublishedRun(dict(body.get("requests", {})), list(body.get("sheets", [])),
@@ -133,25 +135,57 @@ def _results_without_evidence(path: Path) -> Any:
     """results.json without each claim's list of calls, read a claim at a time: each
     list is dropped as soon as its claim is read. Read whole, the claims of a million
     calls are 330 MB of JSON, held as text and as objects at once."""
-    results: dict[str, Any] = {}
-    claims: list[Any] = []
+    return _streamed(path, "claims", _without_evidence, "every claim")
+
+
+def _streamed(path: Path, member: str, each: Callable[[Any], Any], what: str) -> Any:
+    """The JSON object in ``path``, each element of its array ``member`` as ``each``
+    makes it when it is read; None when the file holds valid JSON that is not an object."""
+    body: dict[str, Any] = {}
+    items: list[Any] = []
     try:
-        for key, value in stream_members(path, "claims"):
+        for key, value in stream_members(path, member):
             if isinstance(value, Item):
-                claims.append(_without_evidence(value.value))
+                items.append(each(value.value))
             else:
-                results[key] = value
+                body[key] = value
     except FileNotFoundError:
-        raise PublishedError(f"{path}: not found; is this a version folder built by reportgen (every claim)?") from None
+        raise PublishedError(f"{path}: not found; is this a version folder built by reportgen ({what})?") from None
     except StreamError as exc:
         if exc.not_object:
             return None  # valid JSON, not an object: said by the caller, as for a file read whole
         raise PublishedError(f"{path}: not valid JSON ({exc})") from None
     except UnicodeDecodeError as exc:
         raise PublishedError(f"{path}: not valid JSON ({exc})") from None
-    if claims or "claims" not in results:
-        results["claims"] = claims
-    return results
+    if items or member not in body:
+        body[member] = items
+    return body
+
+
+def _with_calls_digested(sheet: Any) -> Any:
+    """A sheet of artifacts.json with its list of calls replaced by their digest."""
+    if isinstance(sheet, dict) and isinstance(sheet.get("calls"), list):
+        sheet["calls_digest"] = hashlib.sha256(json.dumps(sheet.pop("calls")).encode("utf-8")).hexdigest()
+    return sheet
+
+
+def sheet_calls(version: PublishedVersion, rid: str, wanted: set[int]) -> dict[int, Any]:
+    """The lists of calls of the run's sheets ``wanted``, by their place in its
+    artifacts.json: read again, a sheet at a time, for a version read without them."""
+    found: dict[int, Any] = {}
+    if not wanted:
+        return found
+    path = version.folder / "data" / rid / "artifacts.json"
+    place = 0
+    try:
+        for _, value in stream_members(path, "sheets"):
+            if isinstance(value, Item):
+                if place in wanted and isinstance(value.value, dict):
+                    found[place] = value.value.get("calls", ())
+                place += 1
+    except (OSError, StreamError, UnicodeDecodeError) as exc:  # changed since it was first read
+        raise PublishedError(f"{path}: cannot be read again ({exc})") from None
+    return found
 
 
 def _without_evidence(item: Any) -> Any:
