@@ -236,6 +236,55 @@ def test_a_copy_never_holds_its_result_pickled_whole(tmp_path):
     assert 0.9 * size / 1024 < grew < 1.5 * size / 1024  # the result itself, once
 
 
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="reads its peak memory from Linux's /proc")
+def test_the_build_reads_a_copy_s_result_without_holding_it_pickled(tmp_path):
+    """The copy writes its result to a file and ends; the build then reads it a frame at
+    a time: its memory grows by the result alone, not by the result and its pickle."""
+    from reportgen.fork import Forked
+
+    size = 64 << 20
+
+    def kib(field: str) -> int:
+        line = next(x for x in Path("/proc/self/status").read_text().splitlines() if x.startswith(field + ":"))
+        return int(line.split()[1])
+
+    copy = Forked(lambda: b"z" * size)
+    Path("/proc/self/clear_refs").write_text("5")  # this process's peak, counted from here
+    start = kib("VmRSS")
+    sent = copy.result()
+    grew = kib("VmHWM") - start
+    assert sent is not None and len(sent) == size and sent.count(b"z") == size
+    assert 0.9 * size / 1024 < grew < 1.5 * size / 1024
+
+
+def test_a_copy_ends_once_its_result_is_written_read_or_not():
+    """A copy does not wait for the build to read its result (a pipe held it until the
+    build read it all, and with it the copy's whole memory): it writes it and ends."""
+    import os
+    import time
+
+    from reportgen.fork import Forked
+
+    copy = Forked(lambda: list(range(1_000_000)))
+    assert copy.pid is not None
+    deadline = time.monotonic() + 60
+    while os.waitid(os.P_PID, copy.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        assert time.monotonic() < deadline, "the copy waits for its result to be read"
+        time.sleep(0.05)
+    assert copy.result() == list(range(1_000_000))
+
+
+def test_no_copy_is_started_without_room_for_its_result(monkeypatch):
+    import reportgen.fork
+
+    def no_room():
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(reportgen.fork.tempfile, "TemporaryFile", no_room)
+    copy = reportgen.fork.Forked(lambda: 1)
+    assert copy.pid is None and copy.result() is None
+
+
 def test_a_result_that_fails_to_pickle_half_sent_is_none():
     """A result whose pickling fails after part of it went into the pipe does not load:
     ``result`` is None, and the build does the step itself."""
