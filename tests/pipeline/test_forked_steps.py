@@ -237,9 +237,10 @@ def test_a_copy_never_holds_its_result_pickled_whole(tmp_path):
 
 
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="reads its peak memory from Linux's /proc")
-def test_the_build_reads_a_copy_s_result_without_holding_it_pickled(tmp_path):
-    """The copy writes its result to a file and ends; the build then reads it a frame at
-    a time: its memory grows by the result alone, not by the result and its pickle."""
+def test_the_build_reads_a_large_result_without_holding_it_pickled(tmp_path):
+    """Given a folder, the copy writes its result to a file there and ends; the build then
+    reads it a frame at a time: its memory grows by the result alone, not by the result
+    and its pickle (taken from a pipe, it held both)."""
     from reportgen.fork import Forked
 
     size = 64 << 20
@@ -248,24 +249,26 @@ def test_the_build_reads_a_copy_s_result_without_holding_it_pickled(tmp_path):
         line = next(x for x in Path("/proc/self/status").read_text().splitlines() if x.startswith(field + ":"))
         return int(line.split()[1])
 
-    copy = Forked(lambda: b"z" * size)
+    copy = Forked(lambda: b"z" * size, spill=tmp_path)
     Path("/proc/self/clear_refs").write_text("5")  # this process's peak, counted from here
     start = kib("VmRSS")
     sent = copy.result()
     grew = kib("VmHWM") - start
     assert sent is not None and len(sent) == size and sent.count(b"z") == size
     assert 0.9 * size / 1024 < grew < 1.5 * size / 1024
+    assert list(tmp_path.iterdir()) == []  # the file had no name
 
 
-def test_a_copy_ends_once_its_result_is_written_read_or_not():
-    """A copy does not wait for the build to read its result (a pipe held it until the
-    build read it all, and with it the copy's whole memory): it writes it and ends."""
+def test_a_copy_ends_once_its_large_result_is_written_read_or_not(tmp_path):
+    """A copy given a folder does not wait for the build to read its result (a pipe holds
+    it until the build reads it all, and with it the copy's whole memory): it writes it
+    and ends."""
     import os
     import time
 
     from reportgen.fork import Forked
 
-    copy = Forked(lambda: list(range(1_000_000)))
+    copy = Forked(lambda: list(range(1_000_000)), spill=tmp_path)
     assert copy.pid is not None
     deadline = time.monotonic() + 60
     while os.waitid(os.P_PID, copy.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
@@ -274,15 +277,40 @@ def test_a_copy_ends_once_its_result_is_written_read_or_not():
     assert copy.result() == list(range(1_000_000))
 
 
-def test_no_copy_is_started_without_room_for_its_result(monkeypatch):
+def test_a_large_result_comes_through_the_pipe_without_room_for_its_file(tmp_path, monkeypatch):
     import reportgen.fork
 
-    def no_room():
+    def no_room(**_):
         raise OSError(28, "No space left on device")
 
+    assert reportgen.fork.Forked(lambda: "near", spill=tmp_path / "not yet made").result() == "near"
     monkeypatch.setattr(reportgen.fork.tempfile, "TemporaryFile", no_room)
-    copy = reportgen.fork.Forked(lambda: 1)
-    assert copy.pid is None and copy.result() is None
+    copy = reportgen.fork.Forked(lambda: {"sent": 1}, spill=tmp_path)
+    assert copy.pid is not None and copy.result() == {"sent": 1}
+
+
+def test_a_large_result_cut_short_or_a_copy_stopped_leaves_nothing(tmp_path):
+    """A result not written whole is never read (None: the build does the step itself);
+    a copy closed unread, or stopped, leaves no file and no process behind."""
+    import os
+
+    from reportgen.fork import Forked
+
+    class Unpicklable:
+        def __reduce__(self):
+            raise TypeError("not this one")
+
+    assert Forked(lambda: [b"y" * (1 << 20), Unpicklable()], spill=tmp_path).result() is None
+    then = Forked(lambda: [b"y" * (1 << 20), Unpicklable()], then=lambda: None, spill=tmp_path)
+    assert then.result() is None and then.wait() != 0
+    unread = Forked(lambda: b"x" * (1 << 20), spill=tmp_path)
+    pid = unread.pid
+    unread.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    stopped = Forked(lambda: __import__("time").sleep(60), spill=tmp_path)
+    stopped.stop()
+    assert stopped.result() is None and stopped.spill is None and list(tmp_path.iterdir()) == []
 
 
 def test_a_result_that_fails_to_pickle_half_sent_is_none():

@@ -54,7 +54,9 @@ class SourceReading:
         self.ahead = self._read_ahead(record_bytes == 0)
         if runner.lists_apart(record_bytes):
             after = runner.saves_after_listing(record_bytes)
-            self.copy = Forked(partial(self._listed, save=not after), then=self._save if after else None)
+            # The listing is large (260 MB pickled at a million calls): written to a file in the cache.
+            self.copy = Forked(partial(self._listed, save=not after), then=self._save if after else None,
+                               spill=cache)
             copies.callback(self.copy.close)  # a failed build waits for it: it saves the record whole
         else:
             self.snapshot()  # at once: the SVGs start rendering while the logs are parsed
@@ -120,8 +122,8 @@ class SourceReading:
             # million calls).
             self._save()
             # And let go of before the listing is pickled and sent: held through the
-            # sending, the record (the earlier one read and this build's) kept some
-            # 150 MB more of the copy beside the listing the build was reading.
+            # sending, this build's record kept some 150 MB more of the copy beside the
+            # listing the build was reading.
             self._let_go()
         return snapshot
 
@@ -142,7 +144,7 @@ class SourceReading:
         every file on one core otherwise); the function that waits for what it read."""
         if not self.runner.steps_apart(size):
             return None
-        copy = Forked(step)
+        copy = Forked(step, spill=self.cache)  # the bytes of the files it read: large
         if copy.pid is None:
             return None  # not forked (a thread is running): the build reads them itself
         self.copies.callback(copy.stop)  # a failed build leaves no copy behind
