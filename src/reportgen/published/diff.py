@@ -200,7 +200,8 @@ def _differing_calls(a: _Side | None, b: _Side | None) -> tuple[dict[str, Call],
             return {}, {}
         quick = _by_records(a, b) if a is not None and b is not None else None
     except OSError as exc:  # a published log removed or unreadable since it was found
-        raise PublishedError(f"{exc.filename}: cannot be read ({exc.strerror})") from None
+        read = [str(side.data) for side in (a, b) if side is not None and isinstance(side.data, Path)]
+        raise PublishedError(f"{exc.filename or ' or '.join(read)}: cannot be read ({exc.strerror or exc})") from None
     if quick is not None:
         return quick
 

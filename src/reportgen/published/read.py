@@ -39,7 +39,8 @@ class PublishedRun:
     """data/<run>/artifacts.json: every name in it is a file of the store."""
 
     requests: dict[str, str]  # request hash -> the published body's store name
-    sheets: list[dict[str, Any]]  # {"service", "page", "pack", "calls"}
+    # {"service", "page", "pack", "calls"}; read without evidence, "calls_digest" for "calls"
+    sheets: list[dict[str, Any]]
     renders: dict[str, dict[str, Any]]  # SVG sha256 -> {"png", "sanitized_svg", "notes"}
 
 
@@ -163,8 +164,10 @@ def _streamed(path: Path, member: str, each: Callable[[Any], Any], what: str) ->
 
 
 def _with_calls_digested(sheet: Any) -> Any:
-    """A sheet of artifacts.json with its list of calls replaced by their digest."""
-    if isinstance(sheet, dict) and isinstance(sheet.get("calls"), list):
+    """A sheet of artifacts.json with its list of calls replaced by their digest (of
+    whatever the file holds there: two sheets have the same digest only when they hold
+    the same calls)."""
+    if isinstance(sheet, dict) and "calls" in sheet:
         sheet["calls_digest"] = hashlib.sha256(json.dumps(sheet.pop("calls")).encode("utf-8")).hexdigest()
     return sheet
 
