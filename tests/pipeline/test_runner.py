@@ -151,6 +151,27 @@ def _record_of_a_first_reading(source: Path, cache: Path) -> Path:
     return _hashes_path(cache, source)
 
 
+def test_a_first_build_s_copies_write_what_they_read_to_its_cache_made_for_them(make_source, tmp_path, monkeypatch):
+    """A first build's copies that read its files hand their bytes back through a file in
+    the cache folder, made if it is not there yet (so that each copy ends once written,
+    not once taken); the site is the one the build makes reading them itself."""
+    import reportgen.pipeline.source_reading as source_reading
+
+    spills = []
+    real = source_reading.Forked
+
+    def recording(step, report=False, then=None, spill=None):
+        spills.append((spill, spill is not None and spill.is_dir()))  # there to write to, when given
+        return real(step, report=report, then=then, spill=spill)
+
+    monkeypatch.setattr(source_reading, "Forked", recording)
+    source, cache = make_source(), tmp_path / "not" / "yet" / "a cache"
+    build_site(source, tmp_path / "apart", cache=cache, runner=ParallelRunner(EVERYTHING_APART))
+    assert (cache, True) in spills and all(spill in ((None, False), (cache, True)) for spill in spills)
+    build_site(source, tmp_path / "alone", cache=tmp_path / "other", runner=SequentialRunner())
+    assert _files(tmp_path / "apart" / "v1") == _files(tmp_path / "alone" / "v1")
+
+
 def test_a_large_source_listed_apart_has_its_record_saved_before_the_listing_comes(make_source, tmp_path,
                                                                                    monkeypatch):
     """Past ``save_after_listing_bytes``, the copy that lists a rebuild's source saves the
