@@ -118,7 +118,9 @@ class Forked(Generic[T]):
         file, self.spill = self.spill, None
         try:
             written = self._written()
-            if not written or (not self.then and self.wait() != 0):
+            if not self.then and self.wait() != 0:  # waited for either way: no copy left unreaped
+                return None
+            if not written:
                 return None
             file.seek(0)
             # Our own copy's, in our own unnamed file, read a frame at a time (never held pickled whole).

@@ -301,6 +301,11 @@ def test_a_large_result_cut_short_or_a_copy_stopped_leaves_nothing(tmp_path):
             raise TypeError("not this one")
 
     assert Forked(lambda: [b"y" * (1 << 20), Unpicklable()], spill=tmp_path).result() is None
+    failed = Forked(lambda: 1 / 0, spill=tmp_path)
+    failed_pid = failed.pid
+    assert failed.result() is None
+    with pytest.raises(ChildProcessError):  # reaped, not left a zombie
+        os.waitpid(failed_pid, os.WNOHANG)
     then = Forked(lambda: [b"y" * (1 << 20), Unpicklable()], then=lambda: None, spill=tmp_path)
     assert then.result() is None and then.wait() != 0
     unread = Forked(lambda: b"x" * (1 << 20), spill=tmp_path)
