@@ -42,9 +42,9 @@ def _forks_counted(monkeypatch, fail: bool = False) -> list[str]:
     real = fork.Forked.__init__
     kinds = {"_listed": "listing", "_read_apart": "reading"}
 
-    def counting(self, step, report=False, then=None):
+    def counting(self, step, report=False, then=None, spill=None):
         made.append(kinds.get(getattr(getattr(step, "func", step), "__name__", ""), "step"))
-        real(self, (lambda: 1 / 0) if fail else step, report, then)
+        real(self, (lambda: 1 / 0) if fail else step, report, then, spill)
 
     monkeypatch.setattr(fork.Forked, "__init__", counting)
     return made
