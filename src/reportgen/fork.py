@@ -80,7 +80,7 @@ class Forked(Generic[T]):
             try:
                 file = tempfile.TemporaryFile(dir=spill)
             except OSError:  # no room for one (or no such folder yet): through the pipe, then
-                file = None
+                pass
         read, write = os.pipe()
         pid = os.fork()
         if pid:

@@ -36,7 +36,10 @@ def record_stream(log: Log, name: str) -> tuple[bytes, Iterator[tuple[int, bytes
     if name.endswith(".parquet"):
         return None
     quoted = name.endswith(".csv")
-    found = _records(log, quoted and _holds_quote(log))  # no quote: every line a record
+    # No quote in the bytes: every line a record, checked at once. A file is not read
+    # whole for it: each line's quotes are counted as it comes (where there are none, the
+    # records are the lines all the same).
+    found = _records(log, quoted and (not isinstance(log, bytes) or b'"' in log))
     if not quoted:
         return b"", found
     header = next(found, None)
@@ -66,10 +69,6 @@ def _pieces(log: Log) -> Iterator[bytes]:
     with open(log, "rb") as handle:
         while piece := handle.read(_PIECE):
             yield piece
-
-
-def _holds_quote(log: Log) -> bool:
-    return b'"' in log if isinstance(log, bytes) else any(b'"' in piece for piece in _pieces(log))
 
 
 def _records(log: Log, quoted: bool) -> Iterator[tuple[int, bytes]]:
