@@ -3,12 +3,16 @@ and a new version writes only what its changes touch."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import re
+import subprocess
+import sys
 import tarfile
 import io
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -242,10 +246,15 @@ def _changed(value):
     return value.replace(year=value.year + 1)  # a datetime
 
 
+def _text_too(call, field):
+    if field != "started_at":
+        return {}
+    return {"started_at_text": _changed(call.started_at).isoformat()}
+
+
 def test_every_field_of_a_sheet_record_names_the_sheet():
     """The key stands for the sheet's content: a change to any field of the record, of a
     call on it, or of a file it lists, gives another key."""
-    import dataclasses
 
     from reportgen.render.sheets import sheet_key
 
@@ -256,10 +265,49 @@ def test_every_field_of_a_sheet_record_names_the_sheet():
     variants = [sheet._replace(**{f: _changed(getattr(sheet, f))}) for f in sheet._fields if f != "calls"]
     entry = sheet.calls[0]
     entries = [entry._replace(**{f: _changed(getattr(entry, f))}) for f in entry._fields if f not in ("call", "files")]
-    entries += [entry._replace(call=dataclasses.replace(entry.call, **{f.name: _changed(getattr(entry.call, f.name))}))
+    # A call's start time is read from its text: the two change together.
+    entries += [entry._replace(call=dataclasses.replace(entry.call, **{f.name: _changed(getattr(entry.call, f.name))},
+                                                        **_text_too(entry.call, f.name)))
                 for f in dataclasses.fields(entry.call)]
     file = entry.files[0]
     entries += [entry._replace(files=(file._replace(**{f: _changed(getattr(file, f))}),)) for f in file._fields]
     variants += [sheet._replace(calls=(e,)) for e in entries]
     keys = [sheet_key("code", v) for v in variants]
     assert base not in keys and len(set(keys)) == len(keys)
+
+
+def _graded(sheet, grade):
+    """``sheet`` with its call's blind grades (a record marshal does not write)."""
+    from datetime import datetime, timezone
+
+    from reportgen.model.grading import CallGrades, GradeRow
+
+    row = GradeRow("g1", "item-1", grade, "", datetime(2026, 1, 2, tzinfo=timezone.utc), "2026-01-02T00:00:00Z",
+                   "r1", "grades/g1.csv", 2)
+    entry = sheet.calls[0]
+    call = dataclasses.replace(entry.call, grades=CallGrades("item-1", (row,), grade, "one grader"))
+    return sheet._replace(calls=(entry._replace(call=call),))
+
+
+_KEYS_OF = """
+import sys
+sys.path[:0] = [{here!r}, {tests!r}]
+from test_store import _a_sheet, _graded
+from reportgen.render.sheets import sheet_key
+print(sheet_key("code", _a_sheet()), sheet_key("code", _graded(_a_sheet(), "pass")))
+"""
+
+
+def test_a_sheet_has_the_same_key_in_every_process():
+    """A later build reuses a sheet only if its process keys the record as this one did:
+    the key does not depend on the process (its string hashing, say), for a record marshal
+    writes and for one it does not (blind grades: keyed by the record's repr)."""
+    from reportgen.render.sheets import sheet_key
+
+    plain, graded = sheet_key("code", _a_sheet()), sheet_key("code", _graded(_a_sheet(), "pass"))
+    assert len({plain, graded, sheet_key("code", _graded(_a_sheet(), "fail"))}) == 3
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        script = _KEYS_OF.format(here=str(Path(__file__).parent), tests=str(Path(__file__).parents[1]))
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.split() == [plain, graded]
