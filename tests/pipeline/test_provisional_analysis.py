@@ -19,7 +19,6 @@ import reportgen.load.source
 import reportgen.pipeline.audit_apart
 import reportgen.pipeline.provisional
 import reportgen.pipeline.stages
-import reportgen.render.charts
 from reportgen.errors import AuditError, Collector
 from reportgen.load.source import load_source, provisional_run, same_run
 from reportgen.load.calllog import find_log, read_log
@@ -66,27 +65,6 @@ def test_a_rebuild_listed_apart_analyses_the_run_while_it_is_listed(make_source,
     # The first build has no record to list by; the rebuild analyses and audits the
     # provisional run's calls, once.
     assert seen == [("analysed", False), ("audited", False), ("analysed", True), ("audited", True)]
-    assert built == reference
-
-
-def test_a_rebuild_listed_apart_plans_the_charts_while_it_is_listed(make_source, tmp_path, monkeypatch):
-    """The charts' tables and specs are made from the provisional analysis, once; the
-    stage only has them drawn, and they are drawn as the build in one process draws them."""
-    source = make_source()
-    reference = _twice(source, tmp_path / "one", tmp_path / "cache-one", SequentialRunner())
-    planned: list[bool] = []  # for each plan made: whether its run was the provisional one (no files yet)
-
-    def counted(plan):
-        def plan_it(analysis):
-            planned.append(analysis.run.files is None)
-            return plan(analysis)
-        return plan_it
-
-    plan = reportgen.render.charts.plan_charts
-    monkeypatch.setattr(reportgen.render.charts, "plan_charts", counted(plan))
-    monkeypatch.setattr(reportgen.pipeline.provisional, "plan_charts", counted(plan))
-    built = _twice(source, tmp_path / "apart", tmp_path / "cache-apart", ParallelRunner(LISTED_APART))
-    assert planned == [False, True]  # the first build in its stage; the rebuild while listing, only then
     assert built == reference
 
 

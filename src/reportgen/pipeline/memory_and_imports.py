@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from reportgen.model.source import ValidatedRun
     from reportgen.pipeline.provisional import Provisional
     from reportgen.progress import Progress
-    from reportgen.render.charts import Chart, ChartDrawer, ChartPlan
+    from reportgen.render.charts import Chart, ChartDrawer
 
     # write_site_files(out, root, config, label, digest, built_at, folder, progress)
     SiteFilesWriter = Callable[[Path, Path, SiteConfig, str, str, str, Path, Progress], None]
@@ -118,13 +118,11 @@ def chart_drawer(background: bool) -> ChartDrawer:
     return ChartDrawer(background=background)
 
 
-def start_charts(analysis: ExperimentAnalysis, drawer: ChartDrawer,
-                 plans: tuple[ChartPlan, ...] | None = None) -> Callable[[], tuple[Chart, ...]]:
-    """The charts of ``analysis`` (planned already: ``plans``), being drawn by ``drawer``;
-    the function that waits for them."""
+def start_charts(analysis: ExperimentAnalysis, drawer: ChartDrawer) -> Callable[[], tuple[Chart, ...]]:
+    """The charts of ``analysis``, being drawn by ``drawer``; the function that waits for them."""
     from reportgen.render import charts
 
-    return charts.start_charts(analysis, drawer, plans)
+    return charts.start_charts(analysis, drawer)
 
 
 def made_while_listed(config: SiteConfig, run: ValidatedRun) -> Provisional:

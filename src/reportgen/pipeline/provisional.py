@@ -3,8 +3,8 @@
 The folder of a large source is listed by a forked copy of the build while the build
 parses the logs (see ``source_reading``); at a million calls the build then waited some
 thirty seconds for the listing, with the run's calls parsed. Meanwhile it analyses the
-run, plans its charts, and audits what of it reads only its contract, calls, grading and
-log (``audit.stage.known_findings``), as the run will load if the listing changes none of
+run and audits what of it reads only its contract, calls, grading and log
+(``audit.stage.known_findings``), as the run will load if the listing changes none of
 its calls (``load.source.provisional_run``). The listing may yet change them (an
 artifact path that is not there drops a call; a grades/ folder joins grades to them):
 what is made here is used only for a run loaded with the very same contract, calls and
@@ -21,28 +21,24 @@ from reportgen.analysis.results import ExperimentAnalysis
 from reportgen.analysis.run import analyze_run
 from reportgen.audit.stage import KnownFindings, known_findings
 from reportgen.load.source import same_run
-from reportgen.render.charts import ChartPlan, plan_charts
 from reportgen.model.config import SiteConfig
 from reportgen.model.source import ValidatedRun, ValidatedSource
 
 
 @dataclass(frozen=True)
 class Provisional:
-    """A run's analysis, its charts' plans (each chart's table and spec, to be drawn), and
-    what of its audit reads only its contract, calls, grading and log
-    (``audit.stage.KnownFindings``), of ``run``."""
+    """A run's analysis and what of its audit reads only its contract, calls, grading and
+    log (``audit.stage.KnownFindings``), of ``run``."""
 
     run: ValidatedRun
     analysis: ExperimentAnalysis
     known: KnownFindings
-    charts: tuple[ChartPlan, ...]
 
 
 def made_while_listed(config: SiteConfig, run: ValidatedRun) -> Provisional:
     """``Provisional`` of ``run``; ``config``: the source's, loaded once with the run (its
     texts declared not credentials are those the build's audit goes by)."""
-    analysis = analyze_run(run)
-    return Provisional(run, analysis, known_findings(run, config.not_credentials), plan_charts(analysis))
+    return Provisional(run, analyze_run(run), known_findings(run, config.not_credentials))
 
 
 def of_runs_loaded(made: Mapping[str, Provisional], validated: ValidatedSource) -> dict[str, Provisional]:
@@ -52,6 +48,5 @@ def of_runs_loaded(made: Mapping[str, Provisional], validated: ValidatedSource) 
     for run in validated.runs:
         found = made.get(run.contract.id)
         if found is not None and same_run(found.run, run):
-            loaded[run.contract.id] = dataclasses.replace(found, run=run,
-                                                          analysis=dataclasses.replace(found.analysis, run=run))
+            loaded[run.contract.id] = Provisional(run, dataclasses.replace(found.analysis, run=run), found.known)
     return loaded

@@ -203,11 +203,8 @@ def _analyse_early(validated: ValidatedSource, drawer: ChartDrawer, progress: Pr
     for run in validated.runs:
         progress.stage(f"analysing {run.contract.id}: {len(run.calls)} calls")
         made = provisional.get(run.contract.id)
-        if made is not None:
-            early[run.contract.id] = (made.analysis, start_charts(made.analysis, drawer, made.charts))
-        else:
-            analysis = analyze_run(run)
-            early[run.contract.id] = (analysis, start_charts(analysis, drawer))
+        analysis = made.analysis if made is not None else analyze_run(run)
+        early[run.contract.id] = (analysis, start_charts(analysis, drawer))
     return early
 
 

@@ -114,12 +114,9 @@ class ChartDrawer:
         return done
 
 
-def start_charts(analysis: ExperimentAnalysis, drawer: ChartDrawer,
-                 plans: tuple[ChartPlan, ...] | None = None) -> Callable[[], tuple[Chart, ...]]:
-    """The run's charts, planned here (unless ``plans``: ``plan_charts`` of this analysis)
-    and drawn by ``drawer``: call the result to have them."""
-    if plans is None:
-        plans = plan_charts(analysis)
+def start_charts(analysis: ExperimentAnalysis, drawer: ChartDrawer) -> Callable[[], tuple[Chart, ...]]:
+    """The run's charts, planned here and drawn by ``drawer``: call the result to have them."""
+    plans = plan_charts(analysis)
     drawing = [drawer.draw(plan.spec) for plan in plans]
 
     def finished() -> tuple[Chart, ...]:
