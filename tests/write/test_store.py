@@ -311,3 +311,45 @@ def test_a_sheet_has_the_same_key_in_every_process():
         script = _KEYS_OF.format(here=str(Path(__file__).parent), tests=str(Path(__file__).parents[1]))
         out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
         assert out.stdout.split() == [plain, graded]
+
+
+
+def _strings_as(value, made):
+    """``value`` with each string in it replaced by ``made(string)``, the rest as it is."""
+    if type(value) is str:
+        return made(value)
+    if isinstance(value, tuple):
+        items = [_strings_as(v, made) for v in value]
+        return type(value)(*items) if hasattr(value, "_replace") else tuple(items)
+    if isinstance(value, dict):
+        return {_strings_as(k, made): _strings_as(v, made) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: _strings_as(getattr(value, f.name), made)
+                                             for f in dataclasses.fields(value) if f.init})
+    return value
+
+
+def test_a_sheet_s_key_is_of_its_values_not_of_how_its_strings_are_held():
+    """The log's reader keeps one string object for each distinct value of a repeated
+    column, and the interpreter interns some strings: the key of a record whose equal
+    strings are one object, interned or not, is the key of one whose strings are each
+    their own copy (a marshal format with references would write these apart)."""
+    import marshal
+
+    from reportgen.render.sheets import _CALL_FIELDS, sheet_key
+
+    sheet = _a_sheet()
+    entry = sheet.calls[0]
+    # One object for several fields, as the log's reader shares a repeated value.
+    service = "relay-" + str(len(sheet.calls))  # made at run time: not interned
+    shared = entry._replace(call=dataclasses.replace(entry.call, service=service, service_group=service,
+                                                     phase=sys.intern("formal")))
+    as_one = sheet._replace(service=service, calls=(shared,))
+    as_copies = _strings_as(as_one, lambda text: "".join(list(text)))  # equal, each its own, not interned
+    assert as_copies.calls[0].call.service is not as_one.calls[0].call.service
+    records = [as_one, as_copies, _strings_as(as_one, sys.intern)]
+    assert len({sheet_key("code", r) for r in records}) == 1
+    for record in records:  # keyed by marshal, not by the repr it falls back to
+        calls = tuple(tuple(_CALL_FIELDS(v) if v is e.call else tuple(map(tuple, v)) if v is e.files else v
+                            for v in e) for e in record.calls)
+        marshal.dumps((tuple(record[:-1]), calls), 2)

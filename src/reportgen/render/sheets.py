@@ -120,11 +120,14 @@ def sheet_key(code_key: str, sheet: Sheet) -> str:
     """What names a sheet (and its pack) before it is made: the code that renders it and
     every field of its record (the record leaves the bytes out; it names them).
 
-    The record as plain tuples, written by ``marshal`` (format 2: each value by its type
-    and content, no references, so the same record gives the same bytes in any process):
-    five times faster than its repr, which a build made of every sheet, 20,000 at a
-    million calls, each time. A record holding a value marshal does not write (a call's
-    blind grades, a subclass of str) is keyed by its repr, under another tag."""
+    The record as plain tuples, written by ``marshal`` (format 2: a str, int, float,
+    bool, None, tuple or dict by its type and content, with no references between
+    objects, so equal records give the same bytes in any process, however their strings
+    are held): five times faster than its repr, which a build made of every sheet, 20,000
+    at a million calls, each time. A record holding a value marshal does not write (a
+    call's blind grades, a subclass of str) is keyed by its repr, under another tag. (A
+    record holds no other kind of value: marshal would write a bytearray or a numpy
+    number as the bytes of a bytes object.)"""
     calls = tuple(tuple(_CALL_FIELDS(v) if v is entry.call else tuple(map(tuple, v)) if v is entry.files else v
                         for v in entry) for entry in sheet.calls)
     record: Any = (tuple(sheet[:-1]), calls)  # plain values (see _CALL_FIELDS), or marshal says which not
@@ -137,8 +140,9 @@ def sheet_key(code_key: str, sheet: Sheet) -> str:
     return key.hexdigest()
 
 
-# A call's fields as a tuple of plain values (see ``sheet_key``), but for ``started_at``:
-# it is read from ``started_at_text`` (``load.rows``), which the record holds, and a
+# A call's fields as a tuple of plain values (see ``sheet_key``), but for ``started_at``,
+# the time ``load.rows`` reads from ``started_at_text``, which the record holds and the
+# sheet shows (a theme's sheet that showed the time itself is keyed by its code too); a
 # datetime is neither marshalled nor quick to repr (a sixth of the repr of a record).
 _CALL_FIELDS = attrgetter(*(f.name for f in fields(Call) if f.name != "started_at"))
 
