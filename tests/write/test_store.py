@@ -255,7 +255,6 @@ def _text_too(call, field):
 def test_every_field_of_a_sheet_record_names_the_sheet():
     """The key stands for the sheet's content: a change to any field of the record, of a
     call on it, or of a file it lists, gives another key."""
-
     from reportgen.render.sheets import sheet_key
 
     sheet = _a_sheet()
@@ -313,7 +312,6 @@ def test_a_sheet_has_the_same_key_in_every_process():
         assert out.stdout.split() == [plain, graded]
 
 
-
 def _strings_as(value, made):
     """``value`` with each string in it replaced by ``made(string)``, the rest as it is."""
     if type(value) is str:
@@ -336,7 +334,7 @@ def test_a_sheet_s_key_is_of_its_values_not_of_how_its_strings_are_held():
     their own copy (a marshal format with references would write these apart)."""
     import marshal
 
-    from reportgen.render.sheets import _CALL_FIELDS, sheet_key
+    from reportgen.render.sheets import key_record, sheet_key
 
     sheet = _a_sheet()
     entry = sheet.calls[0]
@@ -350,6 +348,4 @@ def test_a_sheet_s_key_is_of_its_values_not_of_how_its_strings_are_held():
     records = [as_one, as_copies, _strings_as(as_one, sys.intern)]
     assert len({sheet_key("code", r) for r in records}) == 1
     for record in records:  # keyed by marshal, not by the repr it falls back to
-        calls = tuple(tuple(_CALL_FIELDS(v) if v is e.call else tuple(map(tuple, v)) if v is e.files else v
-                            for v in e) for e in record.calls)
-        marshal.dumps((tuple(record[:-1]), calls), 2)
+        marshal.dumps(key_record(record), 2)

@@ -128,16 +128,24 @@ def sheet_key(code_key: str, sheet: Sheet) -> str:
     call's blind grades, a subclass of str) is keyed by its repr, under another tag. (A
     record holds no other kind of value: marshal would write a bytearray or a numpy
     number as the bytes of a bytes object.)"""
-    calls = tuple(tuple(_CALL_FIELDS(v) if v is entry.call else tuple(map(tuple, v)) if v is entry.files else v
-                        for v in entry) for entry in sheet.calls)
-    record: Any = (tuple(sheet[:-1]), calls)  # plain values (see _CALL_FIELDS), or marshal says which not
-    try:
-        data = b"marshal\x1f" + marshal.dumps(record, 2)
-    except ValueError:
-        data = b"repr\x1f" + repr(record).encode("utf-8", "surrogatepass")
+    record = key_record(sheet)
     key = hashlib.sha256(code_key.encode("utf-8", "surrogatepass") + b"\x1f")
+    try:
+        data = marshal.dumps(record, 2)
+        key.update(b"marshal\x1f")
+    except ValueError:
+        data = repr(record).encode("utf-8", "surrogatepass")
+        key.update(b"repr\x1f")
     key.update(data)
     return key.hexdigest()
+
+
+def key_record(sheet: Sheet) -> Any:
+    """The record ``sheet_key`` writes: the sheet's fields as plain tuples (its calls'
+    through ``_CALL_FIELDS``, its files' as tuples), or marshal says which are not."""
+    calls = tuple(tuple(_CALL_FIELDS(v) if v is entry.call else tuple(map(tuple, v)) if v is entry.files else v
+                        for v in entry) for entry in sheet.calls)
+    return tuple(sheet[:-1]), calls
 
 
 # A call's fields as a tuple of plain values (see ``sheet_key``), but for ``started_at``,
