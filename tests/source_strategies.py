@@ -21,6 +21,7 @@ import json
 import re
 import tomllib
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
@@ -692,11 +693,16 @@ def _registered_blocks(contract: dict) -> list[str]:
 Rates = dict[str, dict[str, tuple[int, int]]]  # scope ("", "block-W41.", "slice-s1.") -> service -> (x, n)
 
 
-def rate_id(scope: str, service: str) -> str:
-    return f"{RUN_ID}.{scope}{service}.first_pass_rate"
+def _complete(row: dict[str, str]) -> bool:
+    return row["status"].strip() == "ok"
 
 
-def expected_rates(contract: dict, services: list[str], log: list[dict[str, str]]) -> tuple[Rates, list[str]]:
+def rate_id(scope: str, service: str, measure: str = "first_pass_rate") -> str:
+    return f"{RUN_ID}.{scope}{service}.{measure}"
+
+
+def expected_rates(contract: dict, services: list[str], log: list[dict[str, str]],
+                   passed: Callable[[dict[str, str]], bool] = _passed) -> tuple[Rates, list[str]]:
     """(passes, denominator) of every first_pass_rate claim, by the counting rules:
     formal first submissions not excluded; overall denominator max(planned - excluded,
     logged); a block's max(planned / blocks - its excluded, logged) when the plan divides evenly over
@@ -708,7 +714,7 @@ def expected_rates(contract: dict, services: list[str], log: list[dict[str, str]
     rates: Rates = {"": {}}
     for s in services:
         mine = [r for r in counted if r["service"] == s]
-        rates[""][s] = (sum(map(_passed, mine)), max(planned[s] - excluded[s], len(mine)))
+        rates[""][s] = (sum(map(passed, mine)), max(planned[s] - excluded[s], len(mine)))
     registered = _registered_blocks(contract)
     blocks = registered or sorted({r["block_id"] for r in counted}, key=_natural)
     for block in blocks:
@@ -722,14 +728,14 @@ def expected_rates(contract: dict, services: list[str], log: list[dict[str, str]
                 den = max(planned[s] // len(registered) - out, len(mine))
             else:
                 den = len(mine)
-            scope[s] = (sum(map(_passed, mine)), den)
+            scope[s] = (sum(map(passed, mine)), den)
     registered_slices = [str(s) for s in contract.get("slices", [])]
     seen = sorted({r.get("slice", "") for r in counted} - {""} - set(registered_slices))
     for name in registered_slices + seen:
         scope = rates[f"slice-{name}."] = {}
         for s in services:
             mine = [r for r in counted if r["service"] == s and r.get("slice", "") == name]
-            scope[s] = (sum(map(_passed, mine)), len(mine))
+            scope[s] = (sum(map(passed, mine)), len(mine))
     return rates, blocks
 
 
@@ -737,10 +743,16 @@ def oracle_failures(claims: dict[str, dict], contract: dict, services: list[str]
                     log: list[dict[str, str]]) -> list[Failure]:
     failures: list[Failure] = []
     alpha = contract.get("alpha", 0.05)
-    rates, blocks = expected_rates(contract, services, log)
-    expected_ids = {rate_id(scope, s): xn for scope, per in rates.items() for s, xn in per.items()}
-    # Every first_pass_rate claim is one the oracle expects, and the other way round.
-    published = {cid for cid in claims if cid.endswith(".first_pass_rate")}
+    scored = contract.get("primary_metric") == "score"
+    rates, blocks = expected_rates(contract, services, log, _complete if scored else _passed)
+    # A score run's calls are scored, not passed: no claim counts passes; each service
+    # says (overall) how many of its planned calls completed, over the same denominator.
+    measure = "completed" if scored else "first_pass_rate"
+    expected_ids = {rate_id(scope, s, measure): xn for scope, per in rates.items() for s, xn in per.items()
+                    if not scored or scope == ""}
+    # Every such claim is one the oracle expects, and the other way round.
+    kinds = (".completed", ".first_pass_rate", ".complete_pass_rate") if scored else (".first_pass_rate",)
+    published = {cid for cid in claims if cid.endswith(kinds)}
     for cid in sorted(published ^ set(expected_ids)):
         failures.append(Failure("rate-claims-set", f"{cid}: {'not expected' if cid in published else 'missing'}"))
     for cid, (x, n) in expected_ids.items():

@@ -92,6 +92,20 @@ def test_two_independent_services_are_compared_by_welch(make_source, run_cli, tm
     assert "left out of the means" in page  # Y's timeout has no score, and the page says what that means
 
 
+def test_a_score_run_claims_completions_and_scores_never_passes(make_source, run_cli, tmp_path):
+    # The log's qualified is "true" for every complete return of a score run (its
+    # evaluation completed): counting those as passes would publish "passed 6 of 6".
+    site, claims = build(make_source, run_cli, tmp_path, "independent", ["X", "Y"])
+    assert not [i for i in claims if i.endswith((".first_pass_rate", ".complete_pass_rate"))]
+    assert not [c["statement"] for c in claims.values() if " passed " in c["statement"]]
+    y = claims["mini.Y.completed"]  # one timeout among six planned: five complete returns
+    assert (y["numerator"], y["denominator"]) == (5, 6)
+    assert y["statement"] == "Y returned a complete answer to 5 of 6 planned first submissions"
+    assert claims["mini.block-2.Y.mean_score"]["estimate"] == pytest.approx(np.mean([s for s in SCORES["Y"][3:] if s is not None]))
+    claims_page = text(site / "claims" / "mini.html")
+    assert "first_pass_rate" not in claims_page and " passed " not in claims_page
+
+
 def test_a_registered_failure_score_counts_every_call_without_a_score(make_source, run_cli, tmp_path):
     _, claims = build(make_source, run_cli, tmp_path, "independent", ["X", "Y"],
                       **{"alpha = 0.05": "alpha = 0.05\nfailure_score = 0"})

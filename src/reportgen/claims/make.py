@@ -87,10 +87,11 @@ def _group_claims(analysis: ExperimentAnalysis, group: GroupAnalysis, scope: Sco
                   headline_only: bool = False) -> list[Claim]:
     out: list[Claim] = []
     for s in group.services:
-        out.append(Claim(
-            scope.key(s.service, Measure.FIRST_PASS_RATE), "rate",
-            f"{s.service} passed {s.first_pass.numerator} of {s.first_pass.denominator} planned "
-            f"first submissions{scope.where}", s.first_pass, Unit.RATE, s.first_calls))
+        if not _scored(s):
+            out.append(Claim(
+                scope.key(s.service, Measure.FIRST_PASS_RATE), "rate",
+                f"{s.service} passed {s.first_pass.numerator} of {s.first_pass.denominator} planned "
+                f"first submissions{scope.where}", s.first_pass, Unit.RATE, s.first_calls))
         if not headline_only:
             out += _service_detail_claims(s, scope, bool(group.paired))
         elif s.mean_score is not None:  # a score run's blocks and slices show their mean scores
@@ -102,8 +103,16 @@ def _group_claims(analysis: ExperimentAnalysis, group: GroupAnalysis, scope: Sco
     return out
 
 
+def _scored(s: ServiceResult) -> bool:
+    """Whether ``s`` is of a score run. Its calls are scored, not passed or failed: the
+    log's ``qualified`` says only that a call's evaluation completed, so no claim says a
+    call "passed" (a score run of 841 completed calls is not "841 of 841 passed"); its
+    claims are the completions, the scores and the comparisons of the scores."""
+    return s.completed is not None
+
+
 def _service_detail_claims(s: ServiceResult, scope: Scope, paired: bool) -> list[Claim]:
-    out = [Claim(
+    out = [] if _scored(s) else [Claim(
         scope.key(s.service, Measure.COMPLETE_PASS_RATE), "rate",
         f"{s.service} passed {s.complete_pass.numerator} of its "
         f"{counted(s.complete_pass.denominator, 'complete return')}",
@@ -123,7 +132,7 @@ def _service_detail_claims(s: ServiceResult, scope: Scope, paired: bool) -> list
         out.append(Claim(
             scope.key(s.service, Measure.MISSING_CALLS), "count",
             f"{s.service}: {s.n_missing} planned first submissions have no row in the log and count as "
-            "non-passes", Count(s.n_missing, evidence_is="counted_over"), Unit.CALLS, s.first_calls))
+            f"{'not complete' if _scored(s) else 'non-passes'}", Count(s.n_missing, evidence_is="counted_over"), Unit.CALLS, s.first_calls))
     if s.completed is not None:
         out.append(Claim(
             scope.key(s.service, Measure.COMPLETED), "rate",
