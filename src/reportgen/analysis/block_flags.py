@@ -25,7 +25,8 @@ def block_flags(overall: GroupAnalysis, blocks: tuple[GroupAnalysis, ...]) -> tu
     """Comparisons whose difference comes mostly from one block.
 
     Each block's contribution is its part of the overall estimate (the contributions
-    sum to it): for two rates, x_c,b / N_c - x_b,b / N_b; for pairs, the sum of the
+    sum to it): for two rates, x_c,b / N_c - x_b,b / N_b; for two samples of scores, the
+    same with each side's sum of scores in the block; for pairs, the sum of the
     block's differences over all pairs. Each block also carries a weight in the estimate:
     its share of the calls the estimate is built from (for task means with unequal
     repetitions, k/K of each task's calls on each side, averaged over tasks and sides).
@@ -36,21 +37,36 @@ def block_flags(overall: GroupAnalysis, blocks: tuple[GroupAnalysis, ...]) -> tu
     if len(blocks) < MIN_FLAG_BLOCKS:
         return ()
     flags = []
-    for index, comparison in enumerate(overall.comparisons):
-        n_c, n_b = comparison_denominators(overall, comparison)
-        counted = [(block.block or "", block.service(comparison.candidate).first_pass,
-                    block.service(comparison.baseline).first_pass) for block in blocks
-                   if any(x.candidate == comparison.candidate for x in block.comparisons)]
-        # A block's weight: its share of each side's calls (the plan split over the blocks).
-        w_c = sum(c.denominator for _, c, _ in counted)
-        w_b = sum(b.denominator for _, _, b in counted)
-        parts = [(name, c.numerator / n_c - b.numerator / n_b, (c.denominator / w_c + b.denominator / w_b) / 2)
-                 for name, c, b in counted] if n_c and n_b and w_c and w_b else []
+    for comparison in overall.comparisons:
+        parts = _independent_parts(overall, blocks, comparison)
         flags += _flag(Pair(comparison.candidate, comparison.baseline), comparison.difference, parts, len(blocks))
     for paired in overall.paired:
         parts = _paired_parts(paired, blocks)
         flags += _flag(Pair(paired.candidate, paired.baseline), paired.difference, parts, len(blocks))
     return tuple(flags)
+
+
+def _independent_parts(overall: GroupAnalysis, blocks: tuple[GroupAnalysis, ...],
+                       comparison: ComparisonResult) -> list[tuple[str, float, float]]:
+    """Each block's part of a difference of two independent samples, and its weight.
+    Each side's estimate is a mean of its values (a pass 1 and a non-pass 0 over the
+    planned calls; or the scores compared), so a block's part is the sum of its values
+    on each side over that side's overall count, and its weight its share of each
+    side's values (the plan split over the blocks)."""
+    def side(group: GroupAnalysis, service: str) -> tuple[float, int]:
+        s = group.service(service)
+        if comparison.metric.scored:
+            return float(sum(s.compared_scores)), len(s.compared_scores)
+        return s.first_pass.numerator, s.first_pass.denominator
+
+    n_c, n_b = side(overall, comparison.candidate)[1], side(overall, comparison.baseline)[1]
+    counted = [(block.block or "", side(block, comparison.candidate), side(block, comparison.baseline))
+               for block in blocks if any(x.candidate == comparison.candidate for x in block.comparisons)]
+    w_c = sum(c[1] for _, c, _ in counted)
+    w_b = sum(b[1] for _, _, b in counted)
+    if not (n_c and n_b and w_c and w_b):
+        return []
+    return [(name, c[0] / n_c - b[0] / n_b, (c[1] / w_c + b[1] / w_b) / 2) for name, c, b in counted]
 
 
 def _paired_parts(paired: PairedComparison, blocks: tuple[GroupAnalysis, ...]) -> list[tuple[str, float, float]]:
@@ -82,11 +98,6 @@ def _block_id(block: GroupAnalysis) -> str:
     if block.block is None:
         raise ValueError("a block's analysis has no block id")
     return block.block
-
-
-def comparison_denominators(group: GroupAnalysis, comparison: ComparisonResult) -> tuple[int, int]:
-    return (group.service(comparison.candidate).first_pass.denominator,
-            group.service(comparison.baseline).first_pass.denominator)
 
 
 def _flag(pair: Pair, difference: Estimate, parts: list[tuple[str, float, float]], n_blocks: int) -> list[BlockFlag]:
