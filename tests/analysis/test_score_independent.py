@@ -104,6 +104,12 @@ def test_a_score_run_claims_completions_and_scores_never_passes(make_source, run
     assert claims["mini.block-2.Y.mean_score"]["estimate"] == pytest.approx(np.mean([s for s in SCORES["Y"][3:] if s is not None]))
     claims_page = text(site / "claims" / "mini.html")
     assert "first_pass_rate" not in claims_page and " passed " not in claims_page
+    # Nor does any call's line: each complete return is "scored", the timeout a failure.
+    pages = [text(page) for page in site.rglob("*.html")]
+    assert not [page for page in pages if "complete, passed" in page or "complete, failed" in page]
+    sheets = "".join(text(page) for page in (site.parent / "store").glob("*.html"))
+    assert sheets.count('<span class="outcome scored">complete, scored</span>') == 11
+    assert sheets.count('<span class="outcome technical_failure">technical failure: timed out</span>') == 1
 
 
 def test_a_registered_failure_score_counts_every_call_without_a_score(make_source, run_cli, tmp_path):

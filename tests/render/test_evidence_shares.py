@@ -12,11 +12,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from reportgen.model.outcomes import OUTCOME_LABELS
+from reportgen.model.outcomes import OUTCOME_LABELS, SHOWN_LABELS
 from reportgen.render.evidence import EVIDENCE_ROWS, set_members, sheet_shares
 
-OUTCOMES = list(OUTCOME_LABELS)
-LABELS = {label: outcome for outcome, label in OUTCOME_LABELS.items()}
+OUTCOMES = list(SHOWN_LABELS)  # a score run's among them
+LABELS = {label: outcome for outcome, label in SHOWN_LABELS.items()}
 
 
 def direct(run, service, ids):
@@ -33,23 +33,23 @@ def direct(run, service, ids):
         if not inside:
             continue
         left = [run.by_id[c] for c in sheet.calls if c not in members]
-        counts = Counter(v.call.outcome for v in inside)
+        counts = Counter(v.outcome for v in inside)
         listed = left if len(left) < len(inside) else inside
         shares.append((sheet.href, len(inside), len(left), [v.call.call_id for v in listed],
-                       [plain_count(o, counts[o]) for o in OUTCOME_LABELS if counts[o]]))
+                       [plain_count(o, counts[o]) for o in SHOWN_LABELS if counts[o]]))
     return shares
 
 
 def plain_count(outcome, n):
-    label = OUTCOME_LABELS[outcome]
+    label = SHOWN_LABELS[outcome]
     return f"{n} {label}{'s' if outcome == 'technical_failure' and n != 1 else ''}"
 
 
 def a_run(rng: random.Random, sizes: dict[str, int]):
     calls, services = [], []
     for service, n in sizes.items():
-        own = [SimpleNamespace(call=SimpleNamespace(call_id=f"{service}-{i}", service=service,
-                                                    outcome=rng.choice(OUTCOMES))) for i in range(n)]
+        own = [SimpleNamespace(call=SimpleNamespace(call_id=f"{service}-{i}", service=service),
+                               outcome=rng.choice(OUTCOMES)) for i in range(n)]
         calls += own
         sheets = [SimpleNamespace(first=start + 1, last=min(start + 50, n), href=f"{service}-{start}.html",
                                   calls=tuple(c.call.call_id for c in own[start:start + 50]))

@@ -227,7 +227,7 @@ def _a_sheet():
                 "2026-01-01T00:00:00Z", "sha256:" + "0" * 64, "ok", "stop", 12.5, True, "", "calls/c-1", 1,
                 False, False, "formal", {"note": "x"})
     file = PublishedFile("response.txt", "a" * 64, "response", 10, None, None, "a" * 64 + ".txt", None)
-    entry = SheetCall(call, "call-c-1", "pass", "r.json", None, (file,), "b" * 64, "p.png", "s.svg", ("n",), True)
+    entry = SheetCall(call, "call-c-1", "passed", "complete, passed", "r.json", None, (file,), "b" * 64, "p.png", "s.svg", ("n",), True)
     return Sheet("run", "A", 1, 1, 1, 1, "calls.csv", "line", "", "CairoSVG", "s.css", "i.svg", (entry,))
 
 

@@ -31,6 +31,32 @@ OUTCOME_LABELS: dict[Outcome, str] = {
 }
 
 
+# A call's outcome as pages show it. A score run's complete returns are scored, not
+# passed or failed: its log's ``qualified`` says only that a call's evaluation completed.
+ShownOutcome = Literal["technical_failure", "failed", "passed", "disputed", "scored", "unscored"]
+SHOWN_LABELS: dict[ShownOutcome, str] = {
+    "technical_failure": OUTCOME_LABELS["technical_failure"],
+    "failed": OUTCOME_LABELS["failed"],
+    "passed": OUTCOME_LABELS["passed"],
+    "disputed": OUTCOME_LABELS["disputed"],
+    "scored": "complete, scored",
+    "unscored": "complete, no score",
+}
+
+
+def shown_outcome(outcome: Outcome, scored_run: bool, has_score: bool) -> ShownOutcome:
+    """``outcome`` as a page shows it, in a score run (``scored_run``) or a pass/fail one."""
+    if not scored_run or outcome in ("technical_failure", "disputed"):
+        return outcome
+    return "scored" if has_score else "unscored"
+
+
+def outcome_text(shown: ShownOutcome, status: Status) -> str:
+    """A call's outcome as its line reads, with the status of a technical failure."""
+    label = SHOWN_LABELS[shown]
+    return label if status == "ok" else f"{label}: {STATUS_LABELS[status]}"
+
+
 def classify(status: Status, qualified: bool | None, disputed: bool) -> Outcome:
     """One outcome per call. A disputed grade stays visible as such; whether it
     counts as a pass is decided by the settled ``qualified`` value the log records

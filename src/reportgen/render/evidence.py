@@ -22,7 +22,7 @@ import numpy as np
 
 from reportgen.claims.claim import Claim
 from reportgen.model.numbers import counted
-from reportgen.model.outcomes import OUTCOME_LABELS, Outcome
+from reportgen.model.outcomes import SHOWN_LABELS, ShownOutcome
 from reportgen.render.views import CallView, RunView, ServiceView, SheetLink
 
 EVIDENCE_PREVIEW = 4  # thumbnails shown with the first claim of each evidence list on its claims page
@@ -76,11 +76,11 @@ class Members:
     read in a forked writer is a page of memory copied: see ``VersionWriter.run_tasks``)."""
 
     places: np.ndarray  # each member's place among the service's calls; -1 when it is not one
-    outcomes: np.ndarray  # the service's calls' outcomes, as indexes into OUTCOME_LABELS (shared by its sets)
+    outcomes: np.ndarray  # the service's calls' outcomes, as indexes into SHOWN_LABELS (shared by its sets)
 
 
-_OUTCOME_CODES = {outcome: i for i, outcome in enumerate(OUTCOME_LABELS)}
-_OUTCOME_OF = {label: outcome for outcome, label in OUTCOME_LABELS.items()}
+_OUTCOME_CODES = {outcome: i for i, outcome in enumerate(SHOWN_LABELS)}
+_OUTCOME_OF = {label: outcome for outcome, label in SHOWN_LABELS.items()}
 
 
 def set_members(sets: Mapping[str, tuple[str, str, tuple[str, ...]]], runs: Mapping[str, RunView]
@@ -96,7 +96,7 @@ def set_members(sets: Mapping[str, tuple[str, str, tuple[str, ...]]], runs: Mapp
         if view is None:
             continue
         place = {call.call.call_id: i for i, call in enumerate(view.calls)}  # one service's at a time
-        outcomes = np.fromiter((_OUTCOME_CODES[c.call.outcome] for c in view.calls), np.int8, len(view.calls))
+        outcomes = np.fromiter((_OUTCOME_CODES[c.outcome] for c in view.calls), np.int8, len(view.calls))
         for key in keys:
             ids = sets[key][2]
             members[key] = Members(np.fromiter((place.get(c, -1) for c in ids), np.int32, len(ids)), outcomes)
@@ -116,25 +116,25 @@ def sheet_shares(run: RunView, service: str, ids: Sequence[str], members: Member
     starts = np.array([sheet.first - 1 for sheet in view.sheets], dtype=np.int64)
     n_in = np.add.reduceat(inside.astype(np.int64), starts)
     by_outcome = [np.add.reduceat((inside & (members.outcomes == code)).astype(np.int64), starts)
-                  for code in range(len(OUTCOME_LABELS))]
+                  for code in range(len(SHOWN_LABELS))]
     shares = []
     for k, sheet in enumerate(view.sheets):
         n = int(n_in[k])
         if not n:
             continue
         start, size = sheet.first - 1, len(sheet.calls)
-        counts = tuple((label, int(by_outcome[o][k])) for o, label in enumerate(OUTCOME_LABELS.values())
+        counts = tuple((label, int(by_outcome[o][k])) for o, label in enumerate(SHOWN_LABELS.values())
                        if by_outcome[o][k])
         shares.append(SheetShare(sheet, n, size - n, counts, view.calls, inside[start:start + size]))
     return {"entries": None, "shares": shares}
 
 
-def outcome_count(outcome: Outcome, n: int) -> str:
+def outcome_count(outcome: ShownOutcome, n: int) -> str:
     """``n`` calls of one outcome, as a count reads: "1 technical failure", "3 technical
     failures", "3 complete, passed"."""
     if outcome == "technical_failure":
-        return counted(n, OUTCOME_LABELS[outcome])
-    return f"{n} {OUTCOME_LABELS[outcome]}"
+        return counted(n, SHOWN_LABELS[outcome])
+    return f"{n} {SHOWN_LABELS[outcome]}"
 
 
 def _inside(view: ServiceView | None, ids: Sequence[str], members: Members | None) -> np.ndarray | None:

@@ -19,7 +19,7 @@ from reportgen.model.findings import Finding
 from reportgen.model.measures import Measure
 from reportgen.model.grading import REVIEW_WORDS
 from reportgen.model.numbers import counted
-from reportgen.model.outcomes import OUTCOME_LABELS, STATUS_LABELS
+from reportgen.model.outcomes import SHOWN_LABELS, STATUS_LABELS
 from reportgen.render import escaping, present
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def theme_environment(source_root: Path, theme: str) -> jinja2.Environment:
         claim_interval=present.interval, claim_level=present.level, decision_basis=present.decision_basis,
         magnitude_points=present.magnitude_points, score=present.score,
         p_reading=present.p_value_reading, status_labels=STATUS_LABELS, plan_sensitivity=_plan_sensitivity,
-        outcome_labels=OUTCOME_LABELS, review_words=REVIEW_WORDS, csp=CSP, reportgen_version=__version__,
+        outcome_labels=SHOWN_LABELS, review_words=REVIEW_WORDS, csp=CSP, reportgen_version=__version__,
         counted=counted,
     )
     env.globals["Measure"] = Measure  # claims are looked up by measure: run.claim(s.id, Measure.FIRST_PASS_RATE)

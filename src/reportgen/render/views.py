@@ -17,7 +17,7 @@ from reportgen.model.config import RunContract, Service
 from reportgen.model.findings import Finding
 from reportgen.model.measures import Measure
 from reportgen.model.metric import PrimaryMetric
-from reportgen.model.outcomes import OUTCOME_LABELS, STATUS_LABELS
+from reportgen.model.outcomes import ShownOutcome, outcome_text, shown_outcome
 from reportgen.render.findings_view import FindingLine, finding_lines
 from reportgen.render.harness import HarnessLine, harness_lines
 from reportgen.render.report import RunReport
@@ -40,6 +40,7 @@ class CallView:
     render: Render | None
     sheet: str  # its sheet, from the version root: ../store/<sheet>.html
     counted: bool  # in the first-submission metrics
+    outcome: ShownOutcome  # as pages show it (a score run's complete returns are scored)
     outcome_text: str  # its outcome as pages name it, with the status when not ok
     text_run: bool = False  # its run holds no drawing: its output is text
     response: Artifact | None = None  # in a text run, the response file its first line is read from
@@ -142,14 +143,15 @@ def run_view(run: RunReport, shared: RunSheets) -> RunView:
     contract = vr.contract
     calls = []
     text_run = not holds_drawings(run)
+    scored = contract.metric.scored
     for call in vr.calls:
         bundle = run.artifacts.get(call.call_id)
         svg = bundle.first("svg") if bundle else None
-        outcome = OUTCOME_LABELS[call.outcome]
+        outcome = shown_outcome(call.outcome, scored, scored and call.score is not None)
         calls.append(CallView(
             call=call, svg=svg, render=run.renders.get(svg.sha256) if svg else None,
             sheet=pages.sheet_of[call.call_id], counted=call.counted,
-            outcome_text=outcome if call.status == "ok" else f"{outcome}: {STATUS_LABELS[call.status]}",
+            outcome=outcome, outcome_text=outcome_text(outcome, call.status),
             text_run=text_run, response=response_file(bundle) if text_run and bundle else None,
         ))
     by_service: dict[str, list[CallView]] = {}
