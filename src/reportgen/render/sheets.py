@@ -199,9 +199,10 @@ def make_sheet(run: RunReport, place: SheetPlace, theme: tuple[str, str], reques
     vr = run.analysis.run
     contract = vr.contract
     log_unit = "row" if vr.log.name.endswith(".parquet") else "line"
+    scored = contract.metric.scored
     return Sheet(contract.id, place.service, place.number, place.n_sheets, place.first, place.n_service_calls,
                  vr.log.name, log_unit, contract.dispute_rule or "", run.settings.short() if place.drawings else "",
-                 *theme, tuple(_sheet_call(run, call, requests, layout) for call in place.calls))
+                 *theme, tuple(_sheet_call(run, call, requests, layout, scored) for call in place.calls))
 
 
 def with_layout(run: RunReport, keyed: Sheet) -> Sheet:
@@ -218,12 +219,11 @@ def with_layout(run: RunReport, keyed: Sheet) -> Sheet:
     return keyed._replace(calls=tuple(calls))
 
 
-def _sheet_call(run: RunReport, call: Call, requests: Mapping[str, str], layout: bool) -> SheetCall:
+def _sheet_call(run: RunReport, call: Call, requests: Mapping[str, str], layout: bool, scored: bool) -> SheetCall:
     bundle: CallArtifacts | None = run.artifacts.get(call.call_id)
     raw = bundle.files if bundle else ()
     svg = bundle.first("svg") if bundle else None
     render = run.renders.get(svg.sha256) if svg else None
-    scored = run.analysis.run.contract.metric.scored
     outcome = shown_outcome(call.outcome, scored, scored and call.score is not None)
     return SheetCall(
         call=call, anchor=call_anchor(call.call_id), outcome=outcome, outcome_text=outcome_text(outcome, call.status),
