@@ -52,33 +52,44 @@ SCORE_BLOCKS = CONTRACT.replace('primary_metric = "first_pass_rate"', 'primary_m
     'blocks = ["1", "2"]', 'blocks = ["1", "2", "3"]').replace("planned_calls = 4", "planned_calls = 24")
 
 
-def score_blocks_source(make_source, gain):
-    """Two independent samples of 24 scores, 8 calls of each service in each of 3 blocks."""
-    x = [0.5 + 0.01 * (i % 3) for i in range(24)]
-    y = [v + gain(i // 8 + 1) for v, i in zip(x, range(24))]
+def score_blocks_source(make_source, gain, offset=0.0, timeouts=()):
+    """Two independent samples of 24 scores, 8 calls of each service in each of 3 blocks,
+    every score ``offset`` up; Y's calls at ``timeouts`` time out (no score, and no
+    failure_score registered)."""
+    x = [offset + 0.5 + 0.01 * (i % 3) for i in range(24)]
+    y = [None if i in timeouts else v + gain(i // 8 + 1) for v, i in zip(x, range(24))]
     rows = paired_rows(x, y, block_id=[str(i // 8 + 1) for i in range(24)])
     for row in rows:
         del row["pair_id"]  # independent samples
     return make_source(rows, contract=SCORE_BLOCKS), x, y
 
 
-def test_a_score_difference_from_one_block_is_flagged_with_its_share(make_source):
-    # Welch's difference of two mean scores, all of it from block 3: each block's part is
-    # its sum of scores on each side over that side's count (oracle: the sums by hand).
-    source, x, y = score_blocks_source(make_source, lambda block: 0.6 if block == 3 else 0.0)
+@pytest.mark.parametrize("offset", [0.0, 1000.0])
+def test_a_score_difference_from_one_block_is_flagged_with_its_share(make_source, offset):
+    # Welch's difference of two mean scores, all of it from block 3: with as many scores
+    # on each side in each block, each block's part is its sum of scores on each side
+    # over that side's count (oracle: the sums by hand), wherever the scale starts.
+    source, x, y = score_blocks_source(make_source, lambda block: 0.6 if block == 3 else 0.0, offset)
     analysis, claims = analysed(source)
     difference = analysis.overall.comparisons[0].difference
     assert difference.low > 0
     [flag] = analysis.block_flags
     third = slice(16, 24)
     assert flag.block == "3" and flag.weight == pytest.approx(1 / 3)
-    assert flag.contribution == pytest.approx(sum(y[third]) / 24 - sum(x[third]) / 24)
-    assert flag.overall == pytest.approx(np.mean(y) - np.mean(x))
+    assert flag.contribution == pytest.approx(sum(y[third]) / 24 - sum(x[third]) / 24, abs=1e-9)
+    assert flag.overall == pytest.approx(np.mean(y) - np.mean(x), abs=1e-9)
     assert flag.message in claims["mini.Y_vs_X.difference"].flags
 
 
-def test_a_score_difference_spread_over_the_blocks_is_not_flagged(make_source):
-    source, _, _ = score_blocks_source(make_source, lambda block: 0.2)
+@pytest.mark.parametrize("offset", [0.0, 100.0, -1000.0])
+def test_a_score_difference_spread_over_the_blocks_is_not_flagged_wherever_the_scale_starts(make_source, offset):
+    # The same gain in every block, but four of Y's eight block-1 calls time out: block 1
+    # holds fewer of Y's scores than of X's. Measured from zero, a score of 100 would
+    # give block 2 "more than the whole difference"; from the pooled mean, each block's
+    # part follows its share of the scores.
+    source, x, y = score_blocks_source(make_source, lambda block: 0.2, offset, timeouts=range(4))
     analysis, _ = analysed(source)
-    assert analysis.overall.comparisons[0].difference.low > 0
+    difference = analysis.overall.comparisons[0].difference
+    assert difference.low > 0
+    assert difference.estimate == pytest.approx(np.mean([v for v in y if v is not None]) - np.mean(x), abs=1e-9)
     assert analysis.block_flags == ()

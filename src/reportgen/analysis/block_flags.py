@@ -6,6 +6,7 @@ network, a grader's drift) rather than to the services.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -50,22 +51,44 @@ def _independent_parts(overall: GroupAnalysis, blocks: tuple[GroupAnalysis, ...]
                        comparison: ComparisonResult) -> list[tuple[str, float, float]]:
     """Each block's part of a difference of two independent samples, and its weight.
     Each side's estimate is a mean of its values (a pass 1 and a non-pass 0 over the
-    planned calls; or the scores compared), so a block's part is the sum of its values
-    on each side over that side's overall count, and its weight its share of each
-    side's values (the plan split over the blocks)."""
+    planned calls; or the scores compared, failure_score entries among them), so a
+    block's part is the sum of its values on each side over that side's overall count,
+    and its weight its share of each side's values.
+
+    Scores are first measured from their pooled mean: the parts then do not depend on
+    where the score's scale starts (a block holding more of one side's values than of
+    the other's would otherwise carry a part of the scale's origin). A pass rate's scale
+    starts at a non-pass."""
+    scored = comparison.metric.scored
+    overall_c, overall_b = (overall.service(s) for s in (comparison.candidate, comparison.baseline))
+    centre = 0.0
+    if scored:
+        pooled = overall_c.compared_scores + overall_b.compared_scores
+        centre = sum(pooled) / len(pooled) if pooled else 0.0
+
     def side(group: GroupAnalysis, service: str) -> tuple[float, int]:
+        """(sum of the values measured from ``centre``, how many) of one side."""
         s = group.service(service)
-        if comparison.metric.scored:
-            return float(sum(s.compared_scores)), len(s.compared_scores)
+        if scored:
+            return sum(v - centre for v in s.compared_scores), len(s.compared_scores)
         return s.first_pass.numerator, s.first_pass.denominator
 
-    n_c, n_b = side(overall, comparison.candidate)[1], side(overall, comparison.baseline)[1]
+    (sum_c, n_c), (sum_b, n_b) = side(overall, comparison.candidate), side(overall, comparison.baseline)
     counted = [(block.block or "", side(block, comparison.candidate), side(block, comparison.baseline))
                for block in blocks if any(x.candidate == comparison.candidate for x in block.comparisons)]
     w_c = sum(c[1] for _, c, _ in counted)
     w_b = sum(b[1] for _, _, b in counted)
     if not (n_c and n_b and w_c and w_b):
         return []
+    if scored:
+        # Each side's blocks must hold its scores, no more and no fewer: a block's share
+        # of the plan can pad it with failure_score entries the whole sample does not
+        # have (then two wrong parts can still add up to the difference).
+        rounding = 1e-9 * (abs(centre) + 1.0) * (n_c + n_b)
+        for total, n, sums, count in ((sum_c, n_c, [c[0] for _, c, _ in counted], w_c),
+                                      (sum_b, n_b, [b[0] for _, _, b in counted], w_b)):
+            if count != n or not math.isclose(sum(sums), total, rel_tol=1e-9, abs_tol=rounding):
+                return []
     return [(name, c[0] / n_c - b[0] / n_b, (c[1] / w_c + b[1] / w_b) / 2) for name, c, b in counted]
 
 
@@ -92,12 +115,6 @@ def _paired_parts(paired: PairedComparison, blocks: tuple[GroupAnalysis, ...]) -
             weight += (w_c + w_b) / 2
         parts.append((block.block or "", part / n, weight / n))
     return parts
-
-
-def _block_id(block: GroupAnalysis) -> str:
-    if block.block is None:
-        raise ValueError("a block's analysis has no block id")
-    return block.block
 
 
 def _flag(pair: Pair, difference: Estimate, parts: list[tuple[str, float, float]], n_blocks: int) -> list[BlockFlag]:
