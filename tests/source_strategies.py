@@ -703,7 +703,8 @@ def rate_id(scope: str, service: str, measure: str = "first_pass_rate") -> str:
 
 def expected_rates(contract: dict, services: list[str], log: list[dict[str, str]],
                    passed: Callable[[dict[str, str]], bool] = _passed) -> tuple[Rates, list[str]]:
-    """(passes, denominator) of every first_pass_rate claim, by the counting rules:
+    """(passes, denominator) of every first_pass_rate claim (``passed``: what counts; a
+    score run's completed claims count complete returns), by the counting rules:
     formal first submissions not excluded; overall denominator max(planned - excluded,
     logged); a block's max(planned / blocks - its excluded, logged) when the plan divides evenly over
     the registered blocks, else logged; a slice's the logged count. Also the blocks

@@ -101,6 +101,8 @@ def test_a_score_run_claims_completions_and_scores_never_passes(make_source, run
     y = claims["mini.Y.completed"]  # one timeout among six planned: five complete returns
     assert (y["numerator"], y["denominator"]) == (5, 6)
     assert y["statement"] == "Y returned a complete answer to 5 of 6 planned first submissions"
+    assert "the completion probability is stable over the observation window" in y["assumptions"]
+    assert not [a for c in claims.values() for a in c["assumptions"] if "pass probability" in a]
     assert claims["mini.block-2.Y.mean_score"]["estimate"] == pytest.approx(np.mean([s for s in SCORES["Y"][3:] if s is not None]))
     claims_page = text(site / "claims" / "mini.html")
     assert "first_pass_rate" not in claims_page and " passed " not in claims_page
@@ -110,6 +112,31 @@ def test_a_score_run_claims_completions_and_scores_never_passes(make_source, run
     sheets = "".join(text(page) for page in (site.parent / "store").glob("*.html"))
     assert sheets.count('<span class="outcome scored">complete, scored</span>') == 11
     assert sheets.count('<span class="outcome technical_failure">technical failure: timed out</span>') == 1
+
+
+@pytest.mark.parametrize("failure_score, counts_as", [
+    (None, "count as not complete and have no score (no failure_score is registered)"),
+    ("0.25", "count as not complete and score 0.25 (the registered failure_score)")])
+def test_a_score_runs_missing_calls_and_later_attempts_are_not_passes(make_source, run_cli, tmp_path,
+                                                                       failure_score, counts_as):
+    rows = score_rows(["X", "Y"])
+    retry = dict(next(r for r in rows if r["call_id"] == "Y-4"), call_id="Y-4-r", attempt="2", status="ok",
+                 finish_reason="stop", qualified="true", failure_reason="", score="0.9",
+                 started_at="2026-10-01T09:59:00+00:00")
+    rule = f"\nfailure_score = {failure_score}" if failure_score else ""
+    source = make_source(rows + [retry], contract=contract("independent", ["X", "Y"]).replace(
+        "planned_calls = 6", "planned_calls = 7").replace("alpha = 0.05", "alpha = 0.05" + rule))
+    assert run_cli("build", source, "--out", tmp_path / "site", "-q").exit_code == 0
+    site = tmp_path / "site" / "v1"
+    claims = {c["id"]: c for c in json.loads(text(site / "data" / "results.json"))["claims"]}
+    # One planned call of each service is missing from the log: not complete, not a non-pass.
+    assert claims["mini.Y.missing_calls"]["statement"] == (
+        "Y: 1 planned first submission has no row in the log and counts as not complete")
+    assert f"the 1 missing {counts_as} (dropped failures" in text(site / "experiments" / "mini" / "audit.html")
+    # A later attempt of a score run is not analysed as a pass within K attempts.
+    assert not [i for i in claims if "within_attempts" in i]
+    page = text(site / "experiments" / "mini" / "index.html")
+    assert "Later attempts" not in page and "non-pass" not in page
 
 
 def test_a_registered_failure_score_counts_every_call_without_a_score(make_source, run_cli, tmp_path):

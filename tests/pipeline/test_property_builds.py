@@ -20,7 +20,8 @@ Each is built through the CLI and the built site is checked:
   differences decide nothing;
 - oracles from the published log (data/<run>/calls.csv, run.toml), to within
   source_strategies.TOLERANCE (1e-9): every first_pass_rate claim (overall, per block,
-  per slice) has the numerator and denominator of the counting rules and the Wilson
+  per slice; a score run has none, and each service's completed claim instead) has the
+  numerator and denominator of the counting rules and the Wilson
   interval of statsmodels ``proportion_confint(method="wilson")``; every Fisher p-value
   is scipy's ``fisher_exact``; several candidates' p-values are Holm-adjusted as
   statsmodels ``multipletests(method="holm")``; paired and repeated differences are

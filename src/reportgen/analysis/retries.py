@@ -17,10 +17,13 @@ def retry_analysis(run: ValidatedRun, formal: list[Call], planned: dict[str, int
     """Passes within K attempts per planned call, K the same for every service: the
     contract's retry rule, else the most attempts logged. A later attempt follows the
     latest earlier attempt of the same service, block, request, pair, task and
-    repetition that it can continue (attempt n follows an attempt n - 1 that did not pass)."""
-    if not any(c.attempt > 1 for c in formal):
-        return None
+    repetition that it can continue (attempt n follows an attempt n - 1 that did not pass).
+
+    None for a score run: its calls are scored, not passed, so there is no pass to count
+    within K attempts (its later attempts are listed as not counted, as in any run)."""
     contract = run.contract
+    if contract.metric.scored or not any(c.attempt > 1 for c in formal):
+        return None
     budget = allowed_attempts(contract.retry) or max(c.attempt for c in formal)
     open_chains: dict[tuple, list[list[Call]]] = {}
     chains: list[list[Call]] = []

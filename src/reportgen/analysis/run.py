@@ -1,10 +1,12 @@
 """ValidatedRun -> ExperimentAnalysis: the statistics of every design.
 
-Headline: first-submission pass rate over ALL planned calls (a timeout or a missing
-call is a non-pass, never a dropped row). Beside it: pass rate among complete returns,
-technical failures by reason, latency. The primary comparison is candidate - baseline:
-two independent rates (independent, leaderboard, longitudinal) or paired differences
-(paired, repeated; see paired_analysis). The same analysis runs per block and per
+Headline of a pass/fail run: first-submission pass rate over ALL planned calls (a
+timeout or a missing call is a non-pass, never a dropped row); beside it, pass rate
+among complete returns. A score run's headline is the mean score of complete returns,
+beside how many planned calls completed. Both: technical failures by reason, latency.
+The primary comparison is candidate - baseline: two independent samples (rates or
+scores: independent, leaderboard, longitudinal) or paired differences (paired,
+repeated; see paired_analysis). The same analysis runs per block and per
 slice; a longitudinal run adds each service's change between its first and last
 window; later attempts get their own analysis, apart from the headline.
 """
@@ -39,6 +41,7 @@ from reportgen.model.config import PAIRED_DESIGNS, RunContract
 from reportgen.model.ordering import natural_key
 from reportgen.model.outcomes import TECHNICAL_FAILURES
 from reportgen.model.source import ValidatedRun
+from reportgen.stats.proportions import COMPLETION_ASSUMPTIONS
 
 
 def analyze_run(run: ValidatedRun) -> ExperimentAnalysis:
@@ -195,7 +198,8 @@ def _service_result(service: str, calls: list[Call], planned: int, cl: float,
         mean_score=float(np.mean(scores)) if scores else None,
         scored_calls=tuple(c.call_id for c in scored),
         score_sd=float(np.std(scores, ddof=1)) if len(scores) > 1 else None,
-        completed=stats.wilson(len(complete), denominator, cl) if with_score else None,
+        completed=dataclasses.replace(stats.wilson(len(complete), denominator, cl),
+                                      assumptions=COMPLETION_ASSUMPTIONS) if with_score else None,
         # The paired rule, for independent samples: a planned call without a complete
         # return counts as failure_score when one is registered, else it has no score.
         compared_scores=tuple(scores) + (

@@ -18,7 +18,7 @@ from reportgen.audit.identical import identical_outputs
 from reportgen.audit.model_identity import returned_model_findings
 from reportgen.audit.schedule import schedule_findings
 from reportgen.model.calls import Call
-from reportgen.model.config import SPECIAL_VALUES, allowed_attempts, parse_timestamp
+from reportgen.model.config import SPECIAL_VALUES, RunContract, allowed_attempts, parse_timestamp
 from reportgen.model.findings import Finding
 from reportgen.model.source import ValidatedRun
 from reportgen.model.numbers import counted
@@ -73,7 +73,8 @@ def _plan(run: ValidatedRun, _) -> Iterable[Finding]:
         if n < planned:
             yield Finding("calls-missing", "warning", run.log.file, 0, "service",
                           f"{service}: {n} of {planned} planned first submissions are in the log; the "
-                          f"{planned - n} missing count as non-passes (dropped failures or a run stopped early?)",
+                          f"{planned - n} missing {_missing_count_as(contract)} (dropped failures or a run stopped "
+                          "early?)",
                           (service,))
         elif n > planned:
             yield Finding("calls-over-plan", "warning", run.log.file, mine[planned].line, "service",
@@ -88,6 +89,15 @@ def _plan(run: ValidatedRun, _) -> Iterable[Finding]:
                                   f"{service}: block {block} has {counted(got, 'call')}, the plan has "
                                   f"{per_block} per block",
                                   (service,))
+
+
+def _missing_count_as(contract: RunContract) -> str:
+    """What a planned call missing from the log counts as, under the run's metric."""
+    if not contract.metric.scored:
+        return "count as non-passes"
+    if contract.failure_score is not None:
+        return f"count as not complete and score {contract.failure_score:g} (the registered failure_score)"
+    return "count as not complete and have no score (no failure_score is registered)"
 
 
 def _pilot(run: ValidatedRun, _) -> Iterable[Finding]:

@@ -86,14 +86,19 @@ def _flaggable(claim: Claim) -> bool:
 def _group_claims(analysis: ExperimentAnalysis, group: GroupAnalysis, scope: Scope,
                   headline_only: bool = False) -> list[Claim]:
     out: list[Claim] = []
+    # A score run's calls are scored, not passed or failed: the score, not ``qualified``,
+    # is their outcome (an imported score run's ``qualified`` only says the evaluation
+    # completed: 841 completed calls are not "841 of 841 passed"). Its claims are the
+    # completions, the scores and the comparisons of the scores.
+    scored = analysis.run.contract.metric.scored
     for s in group.services:
-        if not _scored(s):
+        if not scored:
             out.append(Claim(
                 scope.key(s.service, Measure.FIRST_PASS_RATE), "rate",
                 f"{s.service} passed {s.first_pass.numerator} of {s.first_pass.denominator} planned "
                 f"first submissions{scope.where}", s.first_pass, Unit.RATE, s.first_calls))
         if not headline_only:
-            out += _service_detail_claims(s, scope, bool(group.paired))
+            out += _service_detail_claims(s, scope, bool(group.paired), scored)
         elif s.mean_score is not None:  # a score run's blocks and slices show their mean scores
             out.append(_mean_score_claim(s, scope, bool(group.paired)))
     for c in group.comparisons:
@@ -103,16 +108,8 @@ def _group_claims(analysis: ExperimentAnalysis, group: GroupAnalysis, scope: Sco
     return out
 
 
-def _scored(s: ServiceResult) -> bool:
-    """Whether ``s`` is of a score run. Its calls are scored, not passed or failed: the
-    log's ``qualified`` says only that a call's evaluation completed, so no claim says a
-    call "passed" (a score run of 841 completed calls is not "841 of 841 passed"); its
-    claims are the completions, the scores and the comparisons of the scores."""
-    return s.completed is not None
-
-
-def _service_detail_claims(s: ServiceResult, scope: Scope, paired: bool) -> list[Claim]:
-    out = [] if _scored(s) else [Claim(
+def _service_detail_claims(s: ServiceResult, scope: Scope, paired: bool, scored: bool) -> list[Claim]:
+    out = [] if scored else [Claim(
         scope.key(s.service, Measure.COMPLETE_PASS_RATE), "rate",
         f"{s.service} passed {s.complete_pass.numerator} of its "
         f"{counted(s.complete_pass.denominator, 'complete return')}",
@@ -131,8 +128,10 @@ def _service_detail_claims(s: ServiceResult, scope: Scope, paired: bool) -> list
     if s.n_missing:
         out.append(Claim(
             scope.key(s.service, Measure.MISSING_CALLS), "count",
-            f"{s.service}: {s.n_missing} planned first submissions have no row in the log and count as "
-            f"{'not complete' if _scored(s) else 'non-passes'}", Count(s.n_missing, evidence_is="counted_over"), Unit.CALLS, s.first_calls))
+            f"{s.service}: {counted(s.n_missing, 'planned first submission')} "
+            f"{'has' if s.n_missing == 1 else 'have'} no row in the log and "
+            f"{'counts' if s.n_missing == 1 else 'count'} as {'not complete' if scored else 'non-passes'}",
+            Count(s.n_missing, evidence_is="counted_over"), Unit.CALLS, s.first_calls))
     if s.completed is not None:
         out.append(Claim(
             scope.key(s.service, Measure.COMPLETED), "rate",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypeGuard, get_args
+from typing import Literal, Protocol, TypeGuard, get_args
 
 Status = Literal["ok", "timeout", "api_error", "stream_cut", "length_limit", "harness_error"]
 STATUSES: tuple[Status, ...] = get_args(Status)
@@ -32,7 +32,7 @@ OUTCOME_LABELS: dict[Outcome, str] = {
 
 
 # A call's outcome as pages show it. A score run's complete returns are scored, not
-# passed or failed: its log's ``qualified`` says only that a call's evaluation completed.
+# passed or failed: the score, not ``qualified``, is their outcome.
 ShownOutcome = Literal["technical_failure", "failed", "passed", "disputed", "scored", "unscored"]
 SHOWN_LABELS: dict[ShownOutcome, str] = {
     "technical_failure": OUTCOME_LABELS["technical_failure"],
@@ -55,6 +55,23 @@ def outcome_text(shown: ShownOutcome, status: Status) -> str:
     """A call's outcome as its line reads, with the status of a technical failure."""
     label = SHOWN_LABELS[shown]
     return label if status == "ok" else f"{label}: {STATUS_LABELS[status]}"
+
+
+class _Shown(Protocol):
+    @property
+    def status(self) -> Status: ...
+
+    @property
+    def outcome(self) -> Outcome: ...
+
+    @property
+    def score(self) -> float | None: ...
+
+
+def call_outcome(call: _Shown, scored_run: bool) -> tuple[ShownOutcome, str]:
+    """A call's outcome as pages show it (``shown_outcome``), and as its line reads."""
+    shown = shown_outcome(call.outcome, scored_run, scored_run and call.score is not None)
+    return shown, outcome_text(shown, call.status)
 
 
 def classify(status: Status, qualified: bool | None, disputed: bool) -> Outcome:

@@ -23,6 +23,12 @@ RATE_ASSUMPTIONS = (
     "calls are independent of one another",
     "the pass probability is stable over the observation window",
 )
+# The same interval of how many planned calls completed (a score run's calls are scored,
+# not passed).
+COMPLETION_ASSUMPTIONS = (
+    "calls are independent of one another",
+    "the completion probability is stable over the observation window",
+)
 DIFFERENCE_ASSUMPTIONS = RATE_ASSUMPTIONS + (
     "the two samples are independent (no pairing of calls)",
     "the comparison was chosen before the data were seen",
