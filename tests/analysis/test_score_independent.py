@@ -119,7 +119,7 @@ def test_a_score_run_claims_completions_and_scores_never_passes(make_source, run
     ("0.25", "count as not complete and score 0.25 (the registered failure_score)")])
 def test_a_score_runs_missing_calls_and_later_attempts_are_not_passes(make_source, run_cli, tmp_path,
                                                                        failure_score, counts_as):
-    rows = score_rows(["X", "Y"])
+    rows = [dict(r, attempt="1") for r in score_rows(["X", "Y"])]
     retry = dict(next(r for r in rows if r["call_id"] == "Y-4"), call_id="Y-4-r", attempt="2", status="ok",
                  finish_reason="stop", qualified="true", failure_reason="", score="0.9",
                  started_at="2026-10-01T09:59:00+00:00")
