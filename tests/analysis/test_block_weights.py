@@ -93,3 +93,36 @@ def test_a_score_difference_spread_over_the_blocks_is_not_flagged_wherever_the_s
     assert difference.low > 0
     assert difference.estimate == pytest.approx(np.mean([v for v in y if v is not None]) - np.mean(x), abs=1e-9)
     assert analysis.block_flags == ()
+
+
+@pytest.mark.parametrize("offset", [0.0, 100.0])
+def test_task_means_over_blocks_split_unevenly_by_side_are_not_flagged_wherever_the_scale_starts(make_source, offset):
+    # Every task gains about 0.2, in every repetition: no time effect. X ran each task four
+    # times, two of them in block 1; Y three times, once in each block. Block 1 then holds
+    # half of X's weight in a task and a third of Y's: measured from zero, scores near
+    # 100 would give block 2 "more than the whole difference".
+    def gain(t: int) -> float:
+        return 0.2 + 0.02 * (t % 3)
+
+    rows = []
+    for t in range(1, 9):
+        base = offset + 0.5 + 0.01 * t
+        for r, (block_x, block_y) in enumerate([("1", "1"), ("1", "2"), ("2", "3"), ("3", None)], 1):
+            for service, value, block in (("X", base, block_x), ("Y", base + gain(t), block_y)):
+                if block is not None:
+                    rows.append((service, value, f"t{t}", str(r), block))
+    x = [v for s, v, *_ in rows if s == "X"]
+    y = [v for s, v, *_ in rows if s == "Y"]
+    made = paired_rows([v for s, v, *_ in rows], [0.0] * len(rows))[::2]  # one row per entry, as X
+    for row, (service, value, task, rep, block) in zip(made, rows):
+        row.update(service=service, call_id=f"{service}-{task}-{rep}", task_id=task, repetition=rep,
+                   block_id=block, score=str(value), service_group="direct" if service == "X" else "relay")
+        del row["pair_id"]
+    contract = REPEATED.replace('blocks = ["1", "2", "3", "4", "5"]', 'blocks = ["1", "2", "3"]').replace(
+        "planned_calls = 4", "planned_calls = 32")
+    analysis, _ = analysed(make_source(made, contract=contract))
+    difference = analysis.paired.difference
+    assert 0 < difference.low < difference.high
+    assert difference.estimate == pytest.approx(np.mean([gain(t) for t in range(1, 9)]), abs=1e-9)
+    assert len(x) == 32 and len(y) == 24
+    assert analysis.block_flags == ()

@@ -96,11 +96,15 @@ def _paired_parts(paired: PairedComparison, blocks: tuple[GroupAnalysis, ...]) -
     """Each block's part of the mean paired difference, and its weight. A unit's value is
     the mean of its calls, so a block holding k of a unit's K calls on one side
     contributes k/K of that side's block mean (for a pair, k = K = 1), and carries k/K of
-    that side's weight."""
+    that side's weight. Scores are measured from the pooled mean of the units' values
+    (see ``_independent_parts``: a block holding a larger share of one side's calls of
+    a unit than of the other's would otherwise carry a part of the scale's origin)."""
     n = paired.difference.n
     if not n:
         return []
     totals = {r.unit: (len(r.candidate_calls), len(r.baseline_calls)) for r in paired.rows}
+    values = [v for r in paired.rows for v in (r.candidate, r.baseline) if v is not None]
+    centre = sum(values) / len(values) if paired.binary is None and values else 0.0
     parts: list[tuple[str, float, float]] = []
     for block in blocks:
         part = weight = 0.0
@@ -111,7 +115,7 @@ def _paired_parts(paired: PairedComparison, blocks: tuple[GroupAnalysis, ...]) -
             # A side with no call (a missing pair member) has a fixed value of its own block.
             w_c = len(row.candidate_calls) / k_c if k_c else 1.0
             w_b = len(row.baseline_calls) / k_b if k_b else 1.0
-            part += row.candidate * w_c - row.baseline * w_b
+            part += (row.candidate - centre) * w_c - (row.baseline - centre) * w_b
             weight += (w_c + w_b) / 2
         parts.append((block.block or "", part / n, weight / n))
     return parts
