@@ -128,6 +128,9 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self.bad(key, f"must be {what}, got {value!r}")
             return None
+        if not math.isfinite(value):  # TOML has nan and inf: every comparison with nan is false
+            self.bad(key, f"must be {what}, finite, got {value!r}")
+            return None
         if (low is not None and value <= low) or (high is not None and value >= high):
             self.bad(key, f"must be between {low} and {high} (exclusive), got {value!r}")
             return None
