@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import CONTRACT
+from reportgen.analysis.block_flags import _independent_parts
 from test_designs import analysed, paired_rows
 
 REPEATED = CONTRACT.replace('design = "independent"', 'design = "repeated"').replace(
@@ -52,16 +53,62 @@ SCORE_BLOCKS = CONTRACT.replace('primary_metric = "first_pass_rate"', 'primary_m
     'blocks = ["1", "2"]', 'blocks = ["1", "2", "3"]').replace("planned_calls = 4", "planned_calls = 24")
 
 
-def score_blocks_source(make_source, gain, offset=0.0, timeouts=()):
-    """Two independent samples of 24 scores, 8 calls of each service in each of 3 blocks,
-    every score ``offset`` up; Y's calls at ``timeouts`` time out (no score, and no
-    failure_score registered)."""
+def score_blocks_source(make_source, gain, offset=0.0, timeouts=(), blocks=None, contract=SCORE_BLOCKS):
+    """Two independent samples of 24 scores, 8 calls of each service in each of 3 blocks
+    (or the ``blocks`` of each call), every score ``offset`` up; Y's calls at
+    ``timeouts`` time out (no score, and no failure_score registered)."""
+    blocks = blocks or [i // 8 + 1 for i in range(24)]
     x = [offset + 0.5 + 0.01 * (i % 3) for i in range(24)]
-    y = [None if i in timeouts else v + gain(i // 8 + 1) for v, i in zip(x, range(24))]
-    rows = paired_rows(x, y, block_id=[str(i // 8 + 1) for i in range(24)])
+    y = [None if i in timeouts else v + gain(blocks[i]) for v, i in zip(x, range(24))]
+    rows = paired_rows(x, y, block_id=[str(b) for b in blocks])
     for row in rows:
         del row["pair_id"]  # independent samples
-    return make_source(rows, contract=SCORE_BLOCKS), x, y
+    return make_source(rows, contract=contract), x, y
+
+
+def test_a_score_differences_block_parts_add_up_to_it_from_the_blocks_own_scores(make_source):
+    source, _, _ = score_blocks_source(make_source, lambda block: 0.1 * block, 100.0, timeouts=range(4))
+    analysis, _ = analysed(source)
+    comparison = analysis.overall.comparisons[0]
+    parts = _independent_parts(analysis.overall, analysis.blocks, comparison)
+    assert [name for name, _, _ in parts] == ["1", "2", "3"]
+    assert sum(p for _, p, _ in parts) == pytest.approx(comparison.difference.estimate, abs=1e-9)
+    assert sum(w for _, _, w in parts) == pytest.approx(1.0)
+
+
+def test_blocks_padded_past_the_whole_sample_give_no_parts(make_source):
+    # 24 planned calls a service over 3 blocks (8 each), logged 10, 6 and 8: the whole
+    # sample has every planned call, but block 2's share of the plan pads it with two
+    # failure_score entries on each side, which the whole sample does not have.
+    contract = SCORE_BLOCKS.replace("alpha = 0.05", "alpha = 0.05\nfailure_score = 0")
+    source, _, _ = score_blocks_source(make_source, lambda block: 0.6 if block == 3 else 0.0,
+                                       blocks=[1] * 10 + [2] * 6 + [3] * 8, contract=contract)
+    analysis, _ = analysed(source)
+    comparison = analysis.overall.comparisons[0]
+    assert comparison.difference.low > 0
+    block_2 = analysis.blocks[1].service("Y")
+    assert len(block_2.compared_scores) == len(block_2.scored_calls) + 2  # the padding
+    assert _independent_parts(analysis.overall, analysis.blocks, comparison) == []
+    assert analysis.block_flags == ()
+
+
+@pytest.mark.parametrize("offset", [0.0, 100.0])
+def test_a_score_difference_from_one_block_is_flagged_with_its_share_measured_from_the_pooled_mean(make_source,
+                                                                                                     offset):
+    # All of the gain in block 3, and four of Y's block-1 calls time out: each block's
+    # part is its sum of scores on each side, measured from the pooled mean, over that
+    # side's count (oracle: the sums by hand).
+    source, x, y = score_blocks_source(make_source, lambda block: 0.6 if block == 3 else 0.0, offset,
+                                       timeouts=range(4))
+    analysis, claims = analysed(source)
+    scored_y = [v for v in y if v is not None]
+    centre = np.mean(x + scored_y)
+    [flag] = analysis.block_flags
+    assert flag.block == "3"
+    assert flag.contribution == pytest.approx(sum(v - centre for v in y[16:]) / 20
+                                              - sum(v - centre for v in x[16:]) / 24, abs=1e-9)
+    assert flag.weight == pytest.approx((8 / 20 + 8 / 24) / 2)
+    assert flag.message in claims["mini.Y_vs_X.difference"].flags
 
 
 @pytest.mark.parametrize("offset", [0.0, 1000.0])

@@ -112,11 +112,13 @@ def test_a_score_run_claims_completions_and_scores_never_passes(make_source, run
     sheets = "".join(text(page) for page in (site.parent / "store").glob("*.html"))
     assert sheets.count('<span class="outcome scored">complete, scored</span>') == 11
     assert sheets.count('<span class="outcome technical_failure">technical failure: timed out</span>') == 1
+    assert sheets.count("<dt>Grade</dt><dd>score ") == 11  # the score as logged, not a pass
+    assert "<dt>Grade</dt><dd>pass" not in sheets and "<dt>Grade</dt><dd>fail" not in sheets
 
 
 @pytest.mark.parametrize("failure_score, counts_as", [
-    (None, "count as not complete and have no score (no failure_score is registered)"),
-    ("0.25", "count as not complete and score 0.25 (the registered failure_score)")])
+    (None, "counts as not complete and has no score (no failure_score is registered)"),
+    ("0.25", "counts as not complete and scores 0.25 (the registered failure_score)")])
 def test_a_score_runs_missing_calls_and_later_attempts_are_not_passes(make_source, run_cli, tmp_path,
                                                                        failure_score, counts_as):
     rows = [dict(r, attempt="1") for r in score_rows(["X", "Y"])]

@@ -48,7 +48,7 @@ def test_calls_missing(make_source):
     rows = [r for r in default_rows() if r["call_id"] != "Y-4"]
     f = only(findings_of(make_source(rows)), "calls-missing")
     assert str(f) == (f"{LOG}: warning [calls-missing] service: Y: 3 of 4 planned first submissions are in the "
-                      "log; the 1 missing count as non-passes (dropped failures or a run stopped early?)")
+                      "log; the 1 missing counts as a non-pass (dropped failures or a run stopped early?)")
 
 
 def test_calls_over_plan(make_source):

@@ -6,7 +6,6 @@ network, a grader's drift) rather than to the services.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,7 +15,7 @@ from reportgen.model.claim_keys import Pair
 from reportgen.stats import Estimate
 
 if TYPE_CHECKING:
-    from reportgen.analysis.results import ComparisonResult, GroupAnalysis, PairedComparison
+    from reportgen.analysis.results import ComparisonResult, GroupAnalysis, PairedComparison, ServiceResult
 
 
 MIN_FLAG_BLOCKS = 3
@@ -31,6 +30,7 @@ def block_flags(overall: GroupAnalysis, blocks: tuple[GroupAnalysis, ...]) -> tu
     block's differences over all pairs. Each block also carries a weight in the estimate:
     its share of the calls the estimate is built from (for task means with unequal
     repetitions, k/K of each task's calls on each side, averaged over tasks and sides).
+    Scores are measured from their pooled mean first (see ``_independent_parts``).
     A block is flagged when its contribution has the sign of the overall difference and
     exceeds max(1/2, twice the block's weight) of it, and only when the overall interval
     excludes zero: a block that carries half the weight contributing half the difference
@@ -73,23 +73,28 @@ def _independent_parts(overall: GroupAnalysis, blocks: tuple[GroupAnalysis, ...]
             return sum(v - centre for v in s.compared_scores), len(s.compared_scores)
         return s.first_pass.numerator, s.first_pass.denominator
 
-    (sum_c, n_c), (sum_b, n_b) = side(overall, comparison.candidate), side(overall, comparison.baseline)
+    n_c, n_b = side(overall, comparison.candidate)[1], side(overall, comparison.baseline)[1]
+    compared = [block for block in blocks if any(x.candidate == comparison.candidate for x in block.comparisons)]
     counted = [(block.block or "", side(block, comparison.candidate), side(block, comparison.baseline))
-               for block in blocks if any(x.candidate == comparison.candidate for x in block.comparisons)]
+               for block in compared]
     w_c = sum(c[1] for _, c, _ in counted)
     w_b = sum(b[1] for _, _, b in counted)
     if not (n_c and n_b and w_c and w_b):
         return []
-    if scored:
-        # Each side's blocks must hold its scores, no more and no fewer: a block's share
-        # of the plan can pad it with failure_score entries the whole sample does not
-        # have (then two wrong parts can still add up to the difference).
-        rounding = 1e-9 * (abs(centre) + 1.0) * (n_c + n_b)
-        for total, n, sums, count in ((sum_c, n_c, [c[0] for _, c, _ in counted], w_c),
-                                      (sum_b, n_b, [b[0] for _, _, b in counted], w_b)):
-            if count != n or not math.isclose(sum(sums), total, rel_tol=1e-9, abs_tol=rounding):
-                return []
+    if scored and not all(_held_by(overall.service(s), [block.service(s) for block in compared])
+                          for s in (comparison.candidate, comparison.baseline)):
+        return []
     return [(name, c[0] / n_c - b[0] / n_b, (c[1] / w_c + b[1] / w_b) / 2) for name, c, b in counted]
+
+
+def _held_by(whole: ServiceResult, blocks: list[ServiceResult]) -> bool:
+    """Whether the blocks hold exactly a side's compared scores: its scored calls, and
+    as many failure_score entries. A block's share of the plan can pad it with entries
+    the whole sample does not have (then two wrong parts can still add up to the
+    difference)."""
+    pads = len(whole.compared_scores) - len(whole.scored_calls)
+    return (sum(len(b.scored_calls) for b in blocks) == len(whole.scored_calls)
+            and sum(len(b.compared_scores) - len(b.scored_calls) for b in blocks) == pads)
 
 
 def _paired_parts(paired: PairedComparison, blocks: tuple[GroupAnalysis, ...]) -> list[tuple[str, float, float]]:
@@ -104,7 +109,7 @@ def _paired_parts(paired: PairedComparison, blocks: tuple[GroupAnalysis, ...]) -
         return []
     totals = {r.unit: (len(r.candidate_calls), len(r.baseline_calls)) for r in paired.rows}
     values = [v for r in paired.rows for v in (r.candidate, r.baseline) if v is not None]
-    centre = sum(values) / len(values) if paired.binary is None and values else 0.0
+    centre = sum(values) / len(values) if paired.metric.scored and values else 0.0
     parts: list[tuple[str, float, float]] = []
     for block in blocks:
         part = weight = 0.0

@@ -30,7 +30,7 @@ class ServiceResult:
     complete_calls: tuple[str, ...]
     first_pass: RateEstimate  # passes / planned
     complete_pass: RateEstimate  # passes / complete returns
-    n_missing: int  # planned first submissions with no row: counted as non-passes
+    n_missing: int  # planned first submissions with no row: non-passes (a score run's: not complete)
     failures: tuple[tuple[Status, tuple[str, ...]], ...]  # (status, call ids), every reason
     latency_median_ms: float | None
     latency_p90_ms: float | None

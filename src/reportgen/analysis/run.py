@@ -5,10 +5,11 @@ timeout or a missing call is a non-pass, never a dropped row); beside it, pass r
 among complete returns. A score run's headline is the mean score of complete returns,
 beside how many planned calls completed. Both: technical failures by reason, latency.
 The primary comparison is candidate - baseline: two independent samples (rates or
-scores: independent, leaderboard, longitudinal) or paired differences (paired,
-repeated; see paired_analysis). The same analysis runs per block and per
-slice; a longitudinal run adds each service's change between its first and last
-window; later attempts get their own analysis, apart from the headline.
+scores in the independent and leaderboard designs, rates in the longitudinal one) or
+paired differences (paired, repeated; see paired_analysis). The same analysis runs per
+block and per slice; a longitudinal run adds each service's change between its first
+and last window; a pass/fail run's later attempts get their own analysis, apart from
+the headline.
 """
 
 from __future__ import annotations

@@ -73,8 +73,8 @@ def _plan(run: ValidatedRun, _) -> Iterable[Finding]:
         if n < planned:
             yield Finding("calls-missing", "warning", run.log.file, 0, "service",
                           f"{service}: {n} of {planned} planned first submissions are in the log; the "
-                          f"{planned - n} missing {_missing_count_as(contract)} (dropped failures or a run stopped "
-                          "early?)",
+                          f"{planned - n} missing {_missing_count_as(contract, planned - n)} (dropped failures or a "
+                          "run stopped early?)",
                           (service,))
         elif n > planned:
             yield Finding("calls-over-plan", "warning", run.log.file, mine[planned].line, "service",
@@ -91,13 +91,15 @@ def _plan(run: ValidatedRun, _) -> Iterable[Finding]:
                                   (service,))
 
 
-def _missing_count_as(contract: RunContract) -> str:
-    """What a planned call missing from the log counts as, under the run's metric."""
+def _missing_count_as(contract: RunContract, n: int) -> str:
+    """What ``n`` planned calls missing from the log count as, under the run's metric."""
+    one = n == 1
+    count, have, score = ("counts", "has", "scores") if one else ("count", "have", "score")
     if not contract.metric.scored:
-        return "count as non-passes"
+        return f"{count} as {'a non-pass' if one else 'non-passes'}"
     if contract.failure_score is not None:
-        return f"count as not complete and score {contract.failure_score:g} (the registered failure_score)"
-    return "count as not complete and have no score (no failure_score is registered)"
+        return f"{count} as not complete and {score} {contract.failure_score:g} (the registered failure_score)"
+    return f"{count} as not complete and {have} no score (no failure_score is registered)"
 
 
 def _pilot(run: ValidatedRun, _) -> Iterable[Finding]:
