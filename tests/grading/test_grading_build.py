@@ -128,6 +128,22 @@ def test_human_primary_without_grades_folder(make_source, run_cli):
     assert re.match(r"experiments/mini/run.toml:\d+: error \[invalid\] grading.primary: is \"human\" but the run has no grades/", line)
 
 
+def test_human_primary_in_a_score_run_is_refused_at_its_line(make_source, run_cli):
+    # Blind grades say pass or fail: they cannot settle a score run's outcome, its score.
+    contract = grading_table(primary="human").replace('primary_metric = "first_pass_rate"',
+                                                      'primary_metric = "score"')
+    rows = rows_with_judge()
+    for row in rows:
+        row["score"] = "0.5" if row["status"] == "ok" else ""
+    source = make_source(rows, contract=contract)
+    write_grades(source, {"ana": TRUTH})
+    result = run_cli("check", source)
+    assert result.exit_code == 1
+    line = one_line(result, "grading.primary")
+    assert re.match(r"experiments/mini/run.toml:\d+: error \[invalid\] grading.primary: is \"human\" but the run is "
+                    r"scored \(primary_metric = \"score\"\): blind grades say pass or fail", line)
+
+
 def test_a_grade_before_the_call_is_a_warning(make_source, run_cli):
     source = make_source(rows_with_judge(), contract=grading_table())
     write_grades(source, {"ana": TRUTH}, at="2026-09-30T10:00:00+00:00")

@@ -51,7 +51,14 @@ def load_grading(contract: RunContract, log: RawLog, calls: Sequence[Call], file
     rules = read_rules(contract, log, problems)
     judge = read_judge(rules, log, calls, problems)
     blind = read_blind_grades(files, f"{rel_folder}/grades", calls, rules.review, problems)
-    if blind is None and rules.primary == "human":
+    if rules.primary == "human" and contract.metric.scored:
+        # A blind grade says pass or fail; a score run's outcome is each call's score,
+        # which the grades would leave as logged while they changed what the call reads.
+        problems.add(f"{rel_folder}/run.toml", contract.line_of("primary", "[grading]"), "grading.primary",
+                     'is "human" but the run is scored (primary_metric = "score"): blind grades say pass or '
+                     'fail and cannot settle a score; write primary = "logged" (the grades are then compared '
+                     "with the logged ones)")
+    elif blind is None and rules.primary == "human":
         problems.add(f"{rel_folder}/run.toml", contract.line_of("primary", "[grading]"), "grading.primary",
                      'is "human" but the run has no grades/ folder: grade it with reportgen grade, '
                      'or write primary = "logged"')
