@@ -7,7 +7,15 @@ from datetime import datetime
 from typing import Mapping
 
 from reportgen.model.grading import CallGrades
-from reportgen.model.outcomes import Outcome, Status, classify, counts_as_pass
+from reportgen.model.outcomes import (
+    SHOWN_LABELS,
+    STATUS_LABELS,
+    Outcome,
+    ShownOutcome,
+    Status,
+    classify,
+    counts_as_pass,
+)
 
 TRUE_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
@@ -44,6 +52,16 @@ class Call:
     @property
     def outcome(self) -> Outcome:
         return classify(self.status, self.qualified, self.disputed)
+
+    def shown_outcome(self, scored_run: bool) -> tuple[ShownOutcome, str]:
+        """Its outcome as pages show it, in a score run (``scored_run``) or a pass/fail
+        one, and as its line reads (with the status of a technical failure)."""
+        outcome = self.outcome
+        shown: ShownOutcome = outcome
+        if scored_run and outcome not in ("technical_failure", "disputed"):
+            shown = "scored" if self.score is not None else "unscored"
+        label = SHOWN_LABELS[shown]
+        return shown, label if self.status == "ok" else f"{label}: {STATUS_LABELS[self.status]}"
 
     @property
     def passed(self) -> bool:

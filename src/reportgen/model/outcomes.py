@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, Protocol, TypeGuard, get_args
+from typing import Literal, TypeGuard, get_args
 
 Status = Literal["ok", "timeout", "api_error", "stream_cut", "length_limit", "harness_error"]
 STATUSES: tuple[Status, ...] = get_args(Status)
@@ -42,36 +42,6 @@ SHOWN_LABELS: dict[ShownOutcome, str] = {
     "scored": "complete, scored",
     "unscored": "complete, no score",
 }
-
-
-def shown_outcome(outcome: Outcome, scored_run: bool, has_score: bool) -> ShownOutcome:
-    """``outcome`` as a page shows it, in a score run (``scored_run``) or a pass/fail one."""
-    if not scored_run or outcome in ("technical_failure", "disputed"):
-        return outcome
-    return "scored" if has_score else "unscored"
-
-
-def outcome_text(shown: ShownOutcome, status: Status) -> str:
-    """A call's outcome as its line reads, with the status of a technical failure."""
-    label = SHOWN_LABELS[shown]
-    return label if status == "ok" else f"{label}: {STATUS_LABELS[status]}"
-
-
-class _Shown(Protocol):
-    @property
-    def status(self) -> Status: ...
-
-    @property
-    def outcome(self) -> Outcome: ...
-
-    @property
-    def score(self) -> float | None: ...
-
-
-def call_outcome(call: _Shown, scored_run: bool) -> tuple[ShownOutcome, str]:
-    """A call's outcome as pages show it (``shown_outcome``), and as its line reads."""
-    shown = shown_outcome(call.outcome, scored_run, scored_run and call.score is not None)
-    return shown, outcome_text(shown, call.status)
 
 
 def classify(status: Status, qualified: bool | None, disputed: bool) -> Outcome:

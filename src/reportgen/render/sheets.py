@@ -32,7 +32,7 @@ from reportgen.audit.redaction import is_redacted
 from reportgen.load.artifacts import svg_spans
 from reportgen.model.artifacts import Artifact, CallArtifacts, sha256
 from reportgen.model.calls import Call
-from reportgen.model.outcomes import ShownOutcome, call_outcome
+from reportgen.model.outcomes import ShownOutcome
 from reportgen.render.report import RunReport
 from reportgen.render.text_runs import holds_drawings
 
@@ -224,7 +224,7 @@ def _sheet_call(run: RunReport, call: Call, requests: Mapping[str, str], layout:
     raw = bundle.files if bundle else ()
     svg = bundle.first("svg") if bundle else None
     render = run.renders.get(svg.sha256) if svg else None
-    outcome, text = call_outcome(call, scored)
+    outcome, text = call.shown_outcome(scored)
     return SheetCall(
         call=call, anchor=call_anchor(call.call_id), outcome=outcome, outcome_text=text,
         request=requests.get(call.request_hex), request_redacted=is_redacted(run.analysis.run, call.request_hex),

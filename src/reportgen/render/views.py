@@ -17,7 +17,7 @@ from reportgen.model.config import RunContract, Service
 from reportgen.model.findings import Finding
 from reportgen.model.measures import Measure
 from reportgen.model.metric import PrimaryMetric
-from reportgen.model.outcomes import ShownOutcome, call_outcome
+from reportgen.model.outcomes import ShownOutcome
 from reportgen.render.findings_view import FindingLine, finding_lines
 from reportgen.render.harness import HarnessLine, harness_lines
 from reportgen.render.report import RunReport
@@ -147,7 +147,7 @@ def run_view(run: RunReport, shared: RunSheets) -> RunView:
     for call in vr.calls:
         bundle = run.artifacts.get(call.call_id)
         svg = bundle.first("svg") if bundle else None
-        outcome, text = call_outcome(call, scored)
+        outcome, text = call.shown_outcome(scored)
         calls.append(CallView(
             call=call, svg=svg, render=run.renders.get(svg.sha256) if svg else None,
             sheet=pages.sheet_of[call.call_id], counted=call.counted, outcome=outcome, outcome_text=text,
